@@ -1,0 +1,42 @@
+// swift-tools-version: 6.0
+// Coffer: a freedesktop Secret Service provider.
+//
+// Layers, bottom to top (dependencies point down only):
+//   C shims:        CGcrypt, CDBus, CProcess
+//   wrappers:       CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
+//   object layer:   SecretService (org.freedesktop.Secret.*)
+//   executables:    cofferd (daemon), coffer (CLI)
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cofferd", targets: ["cofferd"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // C shims: system libraries plus static inline wrappers for what Swift cannot call.
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt",
+                       providers: [.apt(["libgcrypt20-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
+        .target(name: "CProcess"),
+
+        // Safe Swift wrappers.
+        .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess"]),
+        .target(name: "DBusKit", dependencies: ["CDBus"]),
+
+        // Test support (used by test targets only): private buses and child processes.
+        .target(name: "CofferTestSupport"),
+
+        // Tests.
+        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
+        .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

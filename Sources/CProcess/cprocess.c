@@ -1,0 +1,1 @@
+// C target holding only the header-only shim in include/cprocess.h.

@@ -1,0 +1,23 @@
+// Process-level calls Swift cannot make directly (prctl is variadic).
+#ifndef COFFER_CPROCESS_H
+#define COFFER_CPROCESS_H
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <signal.h>
+
+/// Marks the process non-dumpable and sets the core size limit to zero.
+/// Returns 0 on success, -1 if either call failed.
+static inline int cprocess_disable_core_dumps(void) {
+    struct rlimit none = { 0, 0 };
+    int a = setrlimit(RLIMIT_CORE, &none);
+    int b = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    return (a == 0 && b == 0) ? 0 : -1;
+}
+
+/// Unblocks every signal in the calling thread (a parent may have started us with some blocked).
+static inline int cprocess_unblock_all_signals(void) {
+    sigset_t empty;
+    sigemptyset(&empty);
+    return sigprocmask(SIG_SETMASK, &empty, 0);
+}
+#endif
