@@ -12,10 +12,6 @@ import PackageDescription
 let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v14)],
-    products: [
-        .executable(name: "cofferd", targets: ["cofferd"]),
-        .executable(name: "coffer", targets: ["coffer"]),
-    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
@@ -31,11 +27,19 @@ let package = Package(
         .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess"]),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
 
+        // Core model and encrypted store.
+        .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
+        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
+
         // Test support (used by test targets only): private buses and child processes.
         .target(name: "CofferTestSupport"),
 
-        // Tests.
+        // Tests, and a tool the store's crash and concurrency tests run as a child process.
+        .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
+                          path: "Tests/Tools/StoreTortureWriter"),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
+        .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

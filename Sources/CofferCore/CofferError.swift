@@ -1,0 +1,38 @@
+/// Every failure the core and the store report, typed so that callers (the D-Bus layer, the CLI)
+/// can map each to the error their own clients expect. Messages never contain secret bytes.
+public enum CofferError: Error, Equatable, Sendable {
+    /// An item with exactly the same attributes exists and the caller asked to fail on duplicates.
+    case duplicateItem
+    /// No item matched where at least one was required (update), or an item id is unknown.
+    case itemNotFound
+    /// The named collection does not exist.
+    case collectionNotFound(String)
+    /// A collection with that id already exists.
+    case collectionExists(String)
+    /// The operation needs the collection unlocked.
+    case locked(String)
+    /// The password did not open the collection.
+    case authenticationFailed
+    /// The caller's input was rejected; the text says what was wrong.
+    case invalidArgument(String)
+    /// A store file failed to parse or authenticate. It is left untouched.
+    case storeCorrupt(file: String, reason: String)
+    /// An operating-system call failed (disk full, permissions, ...).
+    case io(String)
+}
+
+extension CofferError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .duplicateItem: "an item with the same attributes already exists"
+        case .itemNotFound: "no matching item"
+        case .collectionNotFound(let id): "no collection named '\(id)'"
+        case .collectionExists(let id): "a collection named '\(id)' already exists"
+        case .locked(let id): "collection '\(id)' is locked"
+        case .authenticationFailed: "wrong password"
+        case .invalidArgument(let what): "invalid argument: \(what)"
+        case .storeCorrupt(let file, let reason): "store file \(file) is damaged (\(reason)); it was left untouched"
+        case .io(let what): what
+        }
+    }
+}

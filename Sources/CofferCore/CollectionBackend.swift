@@ -1,0 +1,70 @@
+import CofferCrypto
+
+/// What a collection reports about itself, locked or not.
+public struct CollectionInfo: Equatable, Sendable {
+    public let id: CollectionID
+    public var label: String
+    /// Seconds since the Unix epoch.
+    public var created: UInt64
+    public var modified: UInt64
+    public var isLocked: Bool
+    /// How many items the collection holds (known even while locked).
+    public var itemCount: Int
+
+    public init(id: CollectionID, label: String, created: UInt64, modified: UInt64, isLocked: Bool, itemCount: Int) {
+        self.id = id
+        self.label = label
+        self.created = created
+        self.modified = modified
+        self.isLocked = isLocked
+        self.itemCount = itemCount
+    }
+}
+
+/// One change in a batch that a backend applies atomically and durably.
+public enum ItemChange: Sendable {
+    /// Adds an item; what happens when one with exactly the same attributes exists is decided
+    /// inside the backend's commit, under its lock, so concurrent writers cannot race it.
+    case insert(NewItem, onDuplicate: DuplicatePolicy)
+    case update(ItemID, ItemChanges)
+    case remove(ItemID)
+}
+
+/// The storage of one collection: the in-memory `session` collection, or an encrypted file.
+///
+/// Implementations are thread-safe. Searching by attributes works while locked (through an
+/// index); reading metadata or secrets and every change need the collection unlocked.
+public protocol CollectionBackend: AnyObject, Sendable {
+    var id: CollectionID { get }
+    func info() throws(CofferError) -> CollectionInfo
+    func setLabel(_ label: String) throws(CofferError)
+    /// Every item carrying all of `attributes` (an empty map matches all), ascending by id.
+    /// With `.one`, at most one id. Works while locked.
+    func itemIDs(matching attributes: Attributes, limit: MatchLimit) throws(CofferError) -> [ItemID]
+    /// Every item whose attributes equal `attributes` exactly, ascending by id. Works while locked.
+    func itemIDs(withExactly attributes: Attributes) throws(CofferError) -> [ItemID]
+    /// Whether the item exists. Works while locked.
+    func contains(_ item: ItemID) throws(CofferError) -> Bool
+    func metadata(of item: ItemID) throws(CofferError) -> ItemMetadata
+    func secret(of item: ItemID) throws(CofferError) -> Secret
+    /// Applies `changes` all or nothing and returns, in order, the id each change touched.
+    /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
+    func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID]
+    var isLocked: Bool { get }
+    func lock()
+    /// Unlocks with `password`; `authenticationFailed` if it is wrong. Does the slow key
+    /// derivation without holding the backend's lock.
+    func unlock(password: SecureBytes) throws(CofferError)
+    func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError)
+}
+
+/// Lists, opens, creates and deletes the persistent collections, and keeps the alias table.
+public protocol CollectionProvider: AnyObject, Sendable {
+    /// The ids of the collections that exist now (re-read when the store changed).
+    func collectionIDs() throws(CofferError) -> [CollectionID]
+    func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend
+    func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend
+    func delete(_ id: CollectionID) throws(CofferError)
+    func aliases() throws(CofferError) -> [String: CollectionID]
+    func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError)
+}

@@ -1,0 +1,54 @@
+/// The id of a collection: 1 to 64 characters from `[A-Za-z0-9_]`, so it is at once a file name
+/// and a D-Bus object path element.
+public struct CollectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Fails unless `rawValue` is 1...64 characters of `[A-Za-z0-9_]`.
+    public init?(_ rawValue: String) {
+        guard (1...64).contains(rawValue.utf8.count),
+              rawValue.utf8.allSatisfy(CollectionID.isAllowed) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// Derives an id from a display label: ASCII letters and digits are kept (lower-cased),
+    /// everything else becomes `_`; `taken` ids get a `_2`, `_3`, ... suffix.
+    public static func derived(fromLabel label: String, avoiding taken: Set<CollectionID>) -> CollectionID {
+        var base = String(label.lowercased().unicodeScalars.prefix(48).map { scalar -> Character in
+            scalar.isASCII && isAllowed(UInt8(scalar.value)) ? Character(scalar) : "_"
+        })
+        if base.isEmpty { base = "unnamed" }
+        var candidate = CollectionID(base)!
+        var suffix = 2
+        while taken.contains(candidate) {
+            candidate = CollectionID("\(base)_\(suffix)")!
+            suffix += 1
+        }
+        return candidate
+    }
+
+    public static func < (a: CollectionID, b: CollectionID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { rawValue }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+    }
+
+    /// The collection the `default` alias names when nothing else was set.
+    public static let login = CollectionID("login")!
+    /// The in-memory collection that is never written to disk.
+    public static let session = CollectionID("session")!
+}
+
+/// An item's id, unique and never reused within its collection (a decimal path element on D-Bus).
+public typealias ItemID = UInt64
+
+/// Where an item lives: its collection and its id there.
+public struct ItemReference: Hashable, Sendable, CustomStringConvertible {
+    public let collection: CollectionID
+    public let item: ItemID
+    public init(collection: CollectionID, item: ItemID) {
+        self.collection = collection
+        self.item = item
+    }
+    public var description: String { "\(collection)/\(item)" }
+}

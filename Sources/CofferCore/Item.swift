@@ -1,0 +1,92 @@
+/// What is known of an item apart from its secret.
+public struct ItemMetadata: Equatable, Sendable {
+    public var label: String
+    public var attributes: Attributes
+    public var contentType: String
+    /// Seconds since the Unix epoch.
+    public var created: UInt64
+    public var modified: UInt64
+
+    public init(label: String, attributes: Attributes, contentType: String, created: UInt64, modified: UInt64) {
+        self.label = label
+        self.attributes = attributes
+        self.contentType = contentType
+        self.created = created
+        self.modified = modified
+    }
+}
+
+/// An item to add: label, attributes and secret.
+public struct NewItem: Sendable {
+    public var label: String
+    public var attributes: Attributes
+    public var secret: Secret
+
+    public init(label: String, attributes: Attributes, secret: Secret) {
+        self.label = label
+        self.attributes = attributes
+        self.secret = secret
+    }
+
+    /// An item of a Keychain class: sets `xdg:schema` to the class's schema.
+    public init(class itemClass: ItemClass, label: String, attributes: Attributes, secret: Secret) {
+        var attributes = attributes
+        attributes[ItemClass.schemaAttribute] = itemClass.schema
+        self.init(label: label, attributes: attributes, secret: secret)
+    }
+
+    func validate() throws(CofferError) {
+        try Limits.validate(label: label)
+        try Limits.validate(attributes: attributes)
+        try Limits.validate(secret: secret)
+    }
+}
+
+/// The changes an update applies to every matched item; `nil` leaves a field as it is.
+public struct ItemChanges: Sendable {
+    public var label: String?
+    /// Replaces the whole attribute map (no merge), as the Secret Service does.
+    public var attributes: Attributes?
+    public var secret: Secret?
+
+    public init(label: String? = nil, attributes: Attributes? = nil, secret: Secret? = nil) {
+        self.label = label
+        self.attributes = attributes
+        self.secret = secret
+    }
+
+    var isEmpty: Bool { label == nil && attributes == nil && secret == nil }
+
+    func validate() throws(CofferError) {
+        if let label { try Limits.validate(label: label) }
+        if let attributes { try Limits.validate(attributes: attributes) }
+        if let secret { try Limits.validate(secret: secret) }
+    }
+}
+
+/// What `add` does when an item with exactly the same attributes already exists.
+public enum DuplicatePolicy: Sendable {
+    /// Report `CofferError.duplicateItem` (the Keychain's errSecDuplicateItem).
+    case fail
+    /// Overwrite that item in place, keeping its id (Secret Service `replace = true`).
+    case replace
+    /// Add another item beside it (Secret Service `replace = false`).
+    case allow
+
+    /// What an insert becomes, given the items whose attributes equal the new item's exactly.
+    public enum Resolution: Equatable, Sendable {
+        case insert
+        case overwrite(ItemID)
+    }
+
+    /// Decides an insert against `existing` exact matches (ascending ids); backends call this
+    /// inside their commit so the check and the write happen under one lock.
+    public func resolve(existing: [ItemID]) throws(CofferError) -> Resolution {
+        guard let first = existing.first else { return .insert }
+        switch self {
+        case .fail: throw .duplicateItem
+        case .replace: return .overwrite(first)
+        case .allow: return .insert
+        }
+    }
+}

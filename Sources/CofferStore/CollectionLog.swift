@@ -1,0 +1,166 @@
+import CofferCore
+import CofferCrypto
+
+/// The in-memory image of one collection file and everything derived from it by reading the
+/// public parts of its records: live items, the attribute index, label, counters. Building it
+/// needs no key, so a locked collection can be opened and searched.
+struct CollectionLog {
+    struct Entry {
+        var offset: Int
+        var length: Int
+        var timestamp: UInt64
+    }
+
+    let file: String
+    private(set) var bytes: [UInt8]
+    let header: StoreHeader
+    let headerLength: Int
+    /// Bytes up to the end of the last complete batch.
+    private(set) var validEnd: Int
+    private(set) var entries: [ItemID: Entry] = [:]
+    private(set) var index = AttributeIndex<AttributeTerm>()
+    private(set) var label = ""
+    private(set) var modified: UInt64
+    private(set) var nextItemID: ItemID = 1
+    private(set) var nextSequence: UInt64 = 1
+    private(set) var liveBytes = 0
+    private(set) var deadBytes = 0
+    private var meta: Entry?
+
+    /// Parses a whole file image. A torn tail is left out of `validEnd` (the caller warns and
+    /// truncates it on its next write); any other damage throws `storeCorrupt`.
+    init(file: String, bytes: [UInt8]) throws(CofferError) {
+        self.file = file
+        self.bytes = bytes
+        (header, headerLength) = try StoreHeader.decode(bytes, file: file)
+        validEnd = headerLength
+        modified = header.created
+        try ingest(upTo: bytes.count)
+    }
+
+    /// How many bytes past `validEnd` the image holds that are not a complete batch.
+    var tornBytes: Int { bytes.count - validEnd }
+
+    var liveFrames: [Entry] {
+        entries.values.sorted { $0.offset < $1.offset }
+    }
+
+    /// Appends `more` (bytes the file gained) and parses them.
+    mutating func append(_ more: [UInt8]) throws(CofferError) {
+        bytes.removeLast(bytes.count - validEnd)
+        bytes.append(contentsOf: more)
+        try ingest(upTo: bytes.count)
+    }
+
+    /// Forgets a torn tail (after it was truncated from the file).
+    mutating func dropTornTail() {
+        bytes.removeLast(bytes.count - validEnd)
+    }
+
+    func frame(of item: ItemID) -> RecordFrame? {
+        guard let entry = entries[item],
+              case .frame(let frame) = RecordFrame.parse(bytes, at: entry.offset, end: validEnd) else { return nil }
+        return frame
+    }
+
+    func metaFrame() -> RecordFrame? {
+        guard let meta, case .frame(let frame) = RecordFrame.parse(bytes, at: meta.offset, end: validEnd) else { return nil }
+        return frame
+    }
+
+    /// The public part of a meta record.
+    static func metaPublicPart(nextItemID: ItemID, nextSequence: UInt64, label: String) -> [UInt8] {
+        var w = ByteWriter()
+        w.u64(nextItemID)
+        w.u64(nextSequence)
+        w.field(Array(label.utf8))
+        return w.bytes
+    }
+
+    // MARK: Parsing
+
+    private func corrupt(_ why: String) -> CofferError { .storeCorrupt(file: file, reason: why) }
+
+    private mutating func ingest(upTo end: Int) throws(CofferError) {
+        var offset = validEnd
+        var batch: [RecordFrame] = []
+        var lastSequence = nextSequence - 1
+        while offset < end {
+            switch RecordFrame.parse(bytes, at: offset, end: end) {
+            case .incomplete:
+                return
+            case .damaged(let why):
+                if laterBatchCompletes(after: offset, end: end) {
+                    throw corrupt("\(why) at byte \(offset)")
+                }
+                return
+            case .frame(let frame):
+                if frame.kind != .meta {
+                    guard frame.sequence > lastSequence else {
+                        throw corrupt("records out of order at byte \(offset)")
+                    }
+                    lastSequence = frame.sequence
+                }
+                batch.append(frame)
+                offset += frame.length
+                if frame.endsBatch {
+                    for frame in batch { try apply(frame) }
+                    batch.removeAll(keepingCapacity: true)
+                    validEnd = offset
+                }
+            }
+        }
+    }
+
+    /// Whether a complete batch can be found after a damaged frame: if so the damage is inside
+    /// committed data; if not it belongs to an unfinished write at the tail.
+    private func laterBatchCompletes(after offset: Int, end: Int) -> Bool {
+        var r = ByteReader(bytes, from: offset, to: end)
+        guard let length = try? r.u32() else { return false }
+        var next = offset + 4 + Int(length)
+        while next < end {
+            guard case .frame(let frame) = RecordFrame.parse(bytes, at: next, end: end) else { return false }
+            if frame.endsBatch { return true }
+            next += frame.length
+        }
+        return false
+    }
+
+    private mutating func apply(_ frame: RecordFrame) throws(CofferError) {
+        let entry = Entry(offset: frame.offset, length: frame.length, timestamp: frame.timestamp)
+        modified = max(modified, frame.timestamp)
+        switch frame.kind {
+        case .item:
+            guard let terms = AttributeHasher.decode(bytes[frame.publicRange]) else {
+                throw corrupt("item record has a malformed attribute index")
+            }
+            if let old = entries[frame.itemID] { kill(old) }
+            entries[frame.itemID] = entry
+            index.insert(frame.itemID, terms: terms)
+            liveBytes += frame.length
+            nextItemID = max(nextItemID, frame.itemID + 1)
+            nextSequence = max(nextSequence, frame.sequence + 1)
+        case .removal:
+            if let old = entries.removeValue(forKey: frame.itemID) { kill(old) }
+            index.remove(frame.itemID)
+            deadBytes += frame.length
+            nextSequence = max(nextSequence, frame.sequence + 1)
+        case .meta:
+            var r = ByteReader(bytes, from: frame.publicRange.lowerBound, to: frame.publicRange.upperBound)
+            do {
+                nextItemID = max(nextItemID, try r.u64())
+                nextSequence = max(nextSequence, try r.u64())
+                label = String(decoding: bytes[try r.fieldRange()], as: UTF8.self)
+            } catch {
+                throw corrupt("collection record is malformed")
+            }
+            if let meta { deadBytes += meta.length }
+            meta = entry
+        }
+    }
+
+    private mutating func kill(_ entry: Entry) {
+        liveBytes -= entry.length
+        deadBytes += entry.length
+    }
+}

@@ -1,0 +1,382 @@
+import CofferCore
+import CofferCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A collection persisted in one encrypted, append-only file (see `StoreHeader` and
+/// `RecordFrame` for the format).
+///
+/// - Every commit appends its records as one batch and `fdatasync`s before returning, so cost
+///   does not grow with the number of items; superseded records are reclaimed by compaction
+///   (a rewrite to a temporary file, fsync, rename, directory fsync) once they outweigh the
+///   live ones, which keeps the amortized cost of a change constant.
+/// - Other processes may write the same file: writers hold an exclusive `flock` on the
+///   collection's lock file and first read what others appended; readers notice a changed
+///   file (inode or size) and re-read under a shared lock.
+/// - The data key lives in secure memory while unlocked. Decrypted labels and attributes are
+///   cached then; secrets are decrypted on demand only.
+public final class FileCollection: CollectionBackend, @unchecked Sendable {
+    public let id: CollectionID
+    let path: String
+    private let directory: String
+    private let warn: @Sendable (String) -> Void
+
+    private struct State {
+        var log: CollectionLog
+        var file: PosixFile
+        var identity: PosixFile.Identity
+        var observedSize: Int
+        var lockFile: PosixFile
+        var hasher: AttributeHasher
+        var dataKey: SecureBytes?
+        var metadataCache: [ItemID: ItemMetadata] = [:]
+    }
+
+    private let state: Locked<State>
+
+    /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
+    init(id: CollectionID, directory: String, warn: @escaping @Sendable (String) -> Void) throws(CofferError) {
+        self.id = id
+        self.directory = directory
+        self.path = FileStore.storePath(directory, id)
+        self.warn = warn
+        let lockFile = try PosixFile(path: FileStore.lockPath(directory, id), create: true)
+        try lockFile.lock(.shared)
+        defer { lockFile.unlock() }
+        guard try PosixFile.identity(of: path) != nil else { throw .collectionNotFound(id.rawValue) }
+        let (file, log, identity, size) = try Self.load(path: path)
+        if log.tornBytes > 0 {
+            warn("\(path): ignoring \(log.tornBytes) bytes of an unfinished write at the end; they will be removed on the next change")
+        }
+        state = Locked(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
+                             hasher: try AttributeHasher(lookupKey: log.header.lookupKey)))
+    }
+
+    /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
+    static func create(id: CollectionID, directory: String, label: String, password: SecureBytes,
+                       kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
+        let path = FileStore.storePath(directory, id)
+        let dataKey = try wrap { try Random.secureBytes(AESGCM.keyLength) }
+        let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
+                                            dataKey: dataKey, password: password, kdf: kdf)
+        let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
+                                          publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
+                                          plaintext: nil, key: dataKey, uuid: header.uuid)
+        let temporary = "\(path).new-\(getpid())"
+        let file = try PosixFile(path: temporary, create: true)
+        do throws(CofferError) {
+            try file.write(header.encoded() + meta, at: 0)
+            try file.sync()
+            guard link(temporary, path) == 0 else {
+                if errno == EEXIST { throw CofferError.collectionExists(id.rawValue) }
+                throw PosixFile.error("cannot create", path)
+            }
+            try PosixFile.remove(temporary)
+            try PosixFile.syncDirectory(directory)
+        } catch {
+            try? PosixFile.remove(temporary)
+            throw error
+        }
+        let collection = try FileCollection(id: id, directory: directory, warn: warn)
+        collection.state.withLock { $0.dataKey = dataKey }
+        return collection
+    }
+
+    // MARK: Reading
+
+    public var isLocked: Bool { state.withLock { $0.dataKey == nil } }
+
+    public func info() throws(CofferError) -> CollectionInfo {
+        try withFreshState { s throws(CofferError) in
+            CollectionInfo(id: id, label: s.log.label, created: s.log.header.created, modified: s.log.modified,
+                           isLocked: s.dataKey == nil, itemCount: s.log.entries.count)
+        }
+    }
+
+    public func contains(_ item: ItemID) throws(CofferError) -> Bool {
+        try withFreshState { s throws(CofferError) in s.log.entries[item] != nil }
+    }
+
+    public func itemIDs(matching attributes: Attributes, limit: MatchLimit) throws(CofferError) -> [ItemID] {
+        try withFreshState { s throws(CofferError) in
+            let terms = s.hasher.terms(attributes)
+            guard s.dataKey != nil, !attributes.isEmpty else {
+                return s.log.index.items(matchingAll: terms, limit: limit)
+            }
+            // Unlocked: confirm each candidate against its authenticated attributes, so a
+            // damaged or forged index entry can never make an item match.
+            var confirmed: [ItemID] = []
+            for id in s.log.index.items(matchingAll: terms, limit: .all) {
+                let actual = try metadata(of: id, in: &s).attributes
+                guard attributes.allSatisfy({ actual[$0.key] == $0.value }) else { continue }
+                confirmed.append(id)
+                if limit == .one { break }
+            }
+            return confirmed
+        }
+    }
+
+    public func itemIDs(withExactly attributes: Attributes) throws(CofferError) -> [ItemID] {
+        try withFreshState { s throws(CofferError) in s.log.index.items(withExactly: s.hasher.terms(attributes)) }
+    }
+
+    public func metadata(of item: ItemID) throws(CofferError) -> ItemMetadata {
+        try withFreshState { s throws(CofferError) in try metadata(of: item, in: &s) }
+    }
+
+    public func secret(of item: ItemID) throws(CofferError) -> Secret {
+        try withFreshState { s throws(CofferError) in
+            let payload = try payload(of: item, in: s)
+            let metadata = try ItemPayload.metadata(from: payload)
+            return Secret(bytes: try ItemPayload.secret(from: payload), contentType: metadata.contentType)
+        }
+    }
+
+    // MARK: Writing
+
+    public func setLabel(_ label: String) throws(CofferError) {
+        try Limits.validate(label: label)
+        try withWriteLock { s throws(CofferError) in
+            let key = try key(of: s)
+            let frame = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
+                                               publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
+                                                                                        nextSequence: s.log.nextSequence, label: label),
+                                               plaintext: nil, key: key, uuid: s.log.header.uuid)
+            try append(frame, to: &s)
+        }
+    }
+
+    public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID] {
+        guard !changes.isEmpty else { return [] }
+        return try withWriteLock { s throws(CofferError) in
+            let key = try key(of: s)
+            let now = Clock.now()
+            var nextID = s.log.nextItemID
+            var sequence = s.log.nextSequence
+            var batch: [UInt8] = []
+            var touched: [ItemID] = []
+            for (position, change) in changes.enumerated() {
+                let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
+                switch change {
+                case .insert(let new, let policy):
+                    let existing = s.log.index.items(withExactly: s.hasher.terms(new.attributes))
+                    switch try policy.resolve(existing: existing) {
+                    case .insert:
+                        item = nextID
+                        nextID += 1
+                        metadata = ItemMetadata(label: new.label, attributes: new.attributes,
+                                                contentType: new.secret.contentType, created: now, modified: now)
+                        secret = new.secret.bytes
+                    case .overwrite(let target):
+                        item = target
+                        (metadata, secret) = try updated(target, with: ItemChanges(label: new.label, attributes: new.attributes,
+                                                                                         secret: new.secret), at: now, in: &s)
+                    }
+                case .update(let target, let itemChanges):
+                    guard s.log.entries[target] != nil else { throw .itemNotFound }
+                    item = target
+                    (metadata, secret) = try updated(target, with: itemChanges, at: now, in: &s)
+                case .remove(let target):
+                    guard s.log.entries[target] != nil else { throw .itemNotFound }
+                    (item, metadata, secret) = (target, nil, nil)
+                }
+                let last = position == changes.count - 1
+                if let metadata, let secret {
+                    let payload = try ItemPayload.encode(metadata, secret: secret)
+                    batch += try RecordFrame.encode(kind: .item, endsBatch: last, sequence: sequence, timestamp: now, itemID: item,
+                                                    publicPart: AttributeHasher.encode(s.hasher.terms(metadata.attributes)),
+                                                    plaintext: payload, key: key, uuid: s.log.header.uuid)
+                } else {
+                    batch += try RecordFrame.encode(kind: .removal, endsBatch: last, sequence: sequence, timestamp: now, itemID: item,
+                                                    publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
+                }
+                sequence += 1
+                touched.append(item)
+            }
+            try append(batch, to: &s)
+            for item in touched { s.metadataCache[item] = nil }
+            try compactIfWorthIt(&s)
+            return touched
+        }
+    }
+
+    // MARK: Locking
+
+    public func lock() {
+        state.withLock { s in
+            s.dataKey = nil
+            s.metadataCache = [:]
+        }
+    }
+
+    public func unlock(password: SecureBytes) throws(CofferError) {
+        let header = try withFreshState { s throws(CofferError) in s.log.header }
+        let key = try header.openDataKey(password: password)   // slow: outside the state lock
+        try state.withLock { s throws(CofferError) in
+            guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
+            s.dataKey = key
+        }
+    }
+
+    public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
+        let header = try withFreshState { s throws(CofferError) in s.log.header }
+        let key = try header.openDataKey(password: old)
+        let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
+                                                 dataKey: key, password: new, kdf: header.kdf)
+        try withWriteLock { s throws(CofferError) in
+            guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
+            try compact(&s, header: replacement, key: key)
+        }
+    }
+
+    // MARK: State upkeep
+
+    private static func load(path: String) throws(CofferError) -> (PosixFile, CollectionLog, PosixFile.Identity, Int) {
+        let file = try PosixFile(path: path)
+        let (identity, size) = try file.status()
+        let log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: size))
+        return (file, log, identity, size)
+    }
+
+    /// Runs `body` after catching up with what other processes wrote.
+    private func withFreshState<R>(_ body: (inout State) throws(CofferError) -> R) throws(CofferError) -> R {
+        try state.withLock { s throws(CofferError) in
+            try refresh(&s, holdingLock: false)
+            return try body(&s)
+        }
+    }
+
+    /// Runs `body` holding the exclusive file lock, after catching up and cutting off a torn tail.
+    private func withWriteLock<R>(_ body: (inout State) throws(CofferError) -> R) throws(CofferError) -> R {
+        try state.withLock { s throws(CofferError) in
+            try s.lockFile.lock(.exclusive)
+            defer { s.lockFile.unlock() }
+            try refresh(&s, holdingLock: true)
+            if s.log.tornBytes > 0 {
+                try s.file.truncate(to: s.log.validEnd)
+                try s.file.sync()
+                s.log.dropTornTail()
+                s.observedSize = s.log.validEnd
+                warn("\(path): removed an unfinished write at the end of the file")
+            }
+            return try body(&s)
+        }
+    }
+
+    private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
+        guard let (identity, size) = try PosixFile.identity(of: path) else {
+            throw .collectionNotFound(id.rawValue)
+        }
+        guard identity != s.identity || size != s.observedSize else { return }
+        if !holdingLock { try s.lockFile.lock(.shared) }
+        defer { if !holdingLock { s.lockFile.unlock() } }
+        let (nowIdentity, nowSize) = try PosixFile.identity(of: path) ?? (identity, size)
+        if nowIdentity == s.identity && nowSize >= s.log.validEnd {
+            let more = try s.file.read(at: s.log.validEnd, count: nowSize - s.log.validEnd)
+            let before = s.log.entries
+            try s.log.append(more)
+            for (item, entry) in before where s.log.entries[item]?.offset != entry.offset { s.metadataCache[item] = nil }
+        } else {
+            let (file, log, newIdentity, newSize) = try Self.load(path: path)
+            if log.header.uuid != s.log.header.uuid { s.dataKey = nil }
+            s.metadataCache = [:]
+            s.hasher = try AttributeHasher(lookupKey: log.header.lookupKey)
+            (s.file, s.log) = (file, log)
+            s.identity = newIdentity
+            s.observedSize = newSize
+            return
+        }
+        s.observedSize = nowSize
+    }
+
+    /// Writes `frames` at the end of the valid log and syncs; on failure cuts the file back so
+    /// nothing half-written stays behind, and leaves the state as it was.
+    private func append(_ frames: [UInt8], to s: inout State) throws(CofferError) {
+        let start = s.log.validEnd
+        do throws(CofferError) {
+            try s.file.write(frames, at: start)
+            try s.file.sync()
+        } catch {
+            try? s.file.truncate(to: start)
+            try? s.file.sync()
+            throw error
+        }
+        try s.log.append(frames)
+        s.observedSize = start + frames.count
+    }
+
+    private func compactIfWorthIt(_ s: inout State) throws(CofferError) {
+        guard s.log.deadBytes > max(256 << 10, s.log.liveBytes), let key = s.dataKey else { return }
+        try compact(&s, header: s.log.header, key: key)
+    }
+
+    /// Rewrites the file with only its live records (copied verbatim) under `header`, ended by
+    /// a fresh meta record, through a temporary file and an atomic rename.
+    private func compact(_ s: inout State, header: StoreHeader, key: SecureBytes) throws(CofferError) {
+        var image = header.encoded()
+        image.reserveCapacity(image.count + s.log.liveBytes + 256)
+        for entry in s.log.liveFrames { image += s.log.bytes[entry.offset..<entry.offset + entry.length] }
+        image += try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
+                                        publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
+                                                                                 nextSequence: s.log.nextSequence, label: s.log.label),
+                                        plaintext: nil, key: key, uuid: header.uuid)
+        let temporary = "\(path).compact-\(getpid())"
+        do throws(CofferError) {
+            let file = try PosixFile(path: temporary, create: true)
+            try file.truncate(to: 0)
+            try file.write(image, at: 0)
+            try file.sync()
+            try PosixFile.rename(temporary, to: path)
+            try PosixFile.syncDirectory(directory)
+            let log = try CollectionLog(file: path, bytes: image)
+            let (identity, size) = try file.status()
+            (s.file, s.log, s.identity, s.observedSize) = (file, log, identity, size)
+            s.metadataCache = [:]
+        } catch {
+            try? PosixFile.remove(temporary)
+            throw error
+        }
+    }
+
+    // MARK: Item helpers
+
+    private func key(of s: State) throws(CofferError) -> SecureBytes {
+        guard let key = s.dataKey else { throw .locked(id.rawValue) }
+        return key
+    }
+
+    private func payload(of item: ItemID, in s: State) throws(CofferError) -> SecureBytes {
+        let key = try key(of: s)
+        guard let frame = s.log.frame(of: item) else { throw .itemNotFound }
+        do throws(CofferError) {
+            return try frame.open(in: s.log.bytes, key: key, uuid: s.log.header.uuid)
+        } catch .authenticationFailed {
+            throw .storeCorrupt(file: s.log.file, reason: "item \(item) failed authentication")
+        }
+    }
+
+    private func metadata(of item: ItemID, in s: inout State) throws(CofferError) -> ItemMetadata {
+        if let cached = s.metadataCache[item] { return cached }
+        let metadata = try ItemPayload.metadata(from: try payload(of: item, in: s))
+        if s.dataKey != nil { s.metadataCache[item] = metadata }
+        return metadata
+    }
+
+    /// The metadata and secret an item has after `changes`.
+    private func updated(_ item: ItemID, with changes: ItemChanges, at now: UInt64,
+                                in s: inout State) throws(CofferError) -> (ItemMetadata, SecureBytes) {
+        var metadata = try metadata(of: item, in: &s)
+        let secret: SecureBytes
+        if let new = changes.secret {
+            secret = new.bytes
+            metadata.contentType = new.contentType
+        } else {
+            secret = try ItemPayload.secret(from: try payload(of: item, in: s))
+        }
+        if let label = changes.label { metadata.label = label }
+        if let attributes = changes.attributes { metadata.attributes = attributes }
+        metadata.modified = now
+        return (metadata, secret)
+    }
+}

@@ -1,0 +1,77 @@
+import CofferCore
+import CofferCrypto
+
+/// The sealed part of an item record, built and parsed in secure memory:
+/// `u64 created, u64 modified, label, content type, u32 count + (name, value) pairs, secret`,
+/// each string or byte field a u32 length then the bytes.
+enum ItemPayload {
+    static func encode(_ metadata: ItemMetadata, secret: SecureBytes) throws(CofferError) -> SecureBytes {
+        try wrap {
+            let out = try SecureBytes(capacity: 64 + metadata.label.utf8.count + secret.count
+                                      + metadata.attributes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 8 })
+            try out.appendUInt64LE(metadata.created)
+            try out.appendUInt64LE(metadata.modified)
+            try appendField(Array(metadata.label.utf8), to: out)
+            try appendField(Array(metadata.contentType.utf8), to: out)
+            try out.appendUInt32LE(UInt32(metadata.attributes.count))
+            for (name, value) in metadata.attributes.sorted(by: { $0.key < $1.key }) {
+                try appendField(Array(name.utf8), to: out)
+                try appendField(Array(value.utf8), to: out)
+            }
+            try out.appendUInt32LE(UInt32(secret.count))
+            try out.append(secret)
+            return out
+        }
+    }
+
+    /// Metadata only (the secret bytes are not copied out).
+    static func metadata(from payload: SecureBytes) throws(CofferError) -> ItemMetadata {
+        try decode(payload).metadata
+    }
+
+    static func secret(from payload: SecureBytes) throws(CofferError) -> SecureBytes {
+        let range = try decode(payload).secretRange
+        return try wrap { try payload.slice(range) }
+    }
+
+    private static func appendField(_ bytes: [UInt8], to out: SecureBytes) throws {
+        try out.appendUInt32LE(UInt32(bytes.count))
+        try out.append(bytes)
+    }
+
+    private struct Malformed: Error {}
+
+    private static func decode(_ p: SecureBytes) throws(CofferError) -> (metadata: ItemMetadata, secretRange: Range<Int>) {
+        var offset = 0
+        func take(_ n: Int) throws(Malformed) -> Range<Int> {
+            guard n >= 0, offset + n <= p.count else { throw Malformed() }
+            defer { offset += n }
+            return offset..<offset + n
+        }
+        func u32() throws(Malformed) -> Int { Int(p.readUInt32LE(at: try take(4).lowerBound)) }
+        func u64() throws(Malformed) -> UInt64 { p.readUInt64LE(at: try take(8).lowerBound) }
+        func string() throws(Malformed) -> String {
+            let range = try take(try u32())
+            return String(decoding: p.unprotectedArray(range), as: UTF8.self)
+        }
+        do {
+            let created = try u64()
+            let modified = try u64()
+            let label = try string()
+            let contentType = try string()
+            let count = try u32()
+            guard count <= Limits.maxAttributes else { throw Malformed() }
+            var attributes: Attributes = [:]
+            for _ in 0..<count {
+                let name = try string()
+                attributes[name] = try string()
+            }
+            let secretRange = try take(try u32())
+            guard offset == p.count else { throw Malformed() }
+            return (ItemMetadata(label: label, attributes: attributes, contentType: contentType,
+                                 created: created, modified: modified), secretRange)
+        } catch {
+            throw .storeCorrupt(file: "item record", reason: "authenticated payload is malformed")
+        }
+    }
+}

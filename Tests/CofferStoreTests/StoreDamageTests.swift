@@ -1,0 +1,110 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// Damaged files: clear errors naming the file, nothing overwritten, other collections fine.
+@Suite struct StoreDamageTests {
+    /// A store with collections `work` (three items) and `login` (one item).
+    func populated() throws -> StoreFixture {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        try keychain.createCollection(label: "Login", id: .login, password: password("pw"))
+        for n in 0..<3 {
+            try keychain.add(NewItem(label: "w\(n)", attributes: ["n": String(n)], secret: secret("s\(n)")), to: work)
+        }
+        try keychain.add(NewItem(label: "l", attributes: ["n": "login"], secret: secret("l")), to: .login)
+        return fixture
+    }
+
+    @Test func flippedByteInACommittedRecordIsReportedAndNothingIsOverwritten() throws {
+        let fixture = try populated()
+        var bytes = try fixture.bytes("work")
+        let middle = bytes.count / 2
+        bytes[middle] ^= 0x40
+        try fixture.write(bytes, to: "work")
+
+        let keychain = try fixture.keychain()
+        #expect {
+            try keychain.info(work)
+        } throws: { error in
+            guard case CofferError.storeCorrupt(let file, _) = error else { return false }
+            return file.hasSuffix("work.coffer")
+        }
+        #expect(throws: CofferError.self) {
+            try keychain.add(NewItem(label: "x", attributes: [:], secret: secret("s")), to: work)
+        }
+        // Other collections keep working; a search over everything skips the damaged one.
+        try keychain.unlock(.login, password: password("pw"))
+        #expect(text(try keychain.search(Query(attributes: ["n": "login"], returnSecret: true)).first?.secret) == "l")
+        #expect(try fixture.bytes("work") == bytes, "the damaged file was modified")
+    }
+
+    @Test func damagedHeaderIsCorruptNotAWrongPassword() throws {
+        let fixture = try populated()
+        var bytes = try fixture.bytes("work")
+        bytes[30] ^= 0x01
+        try fixture.write(bytes, to: "work")
+        #expect(throws: CofferError.self) { try fixture.keychain().info(work) }
+        #expect {
+            try fixture.keychain().unlock(work, password: password("pw"))
+        } throws: { error in
+            if case CofferError.storeCorrupt = error { return true }
+            return false
+        }
+    }
+
+    @Test func truncatedTailIsDroppedWithAWarningAndRemovedOnTheNextWrite() throws {
+        let fixture = try populated()
+        let full = try fixture.bytes("work")
+        try fixture.write(Array(full.dropLast(7)), to: "work")
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.search(Query(collection: work)).count == 2)
+        #expect(fixture.warnings.all.contains { $0.contains("unfinished write") })
+        try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+
+        let reopened = try fixture.keychain()
+        try reopened.unlock(work, password: password("pw"))
+        let all = try reopened.search(Query(collection: work, returnAttributes: true))
+        #expect(Set(all.compactMap { $0.metadata?.label }) == ["w0", "w1", "after"])
+    }
+
+    @Test func truncatedHeaderIsCorrupt() throws {
+        let fixture = try populated()
+        try fixture.write(Array(try fixture.bytes("work").prefix(40)), to: "work")
+        #expect(throws: CofferError.self) { try fixture.keychain().info(work) }
+        try fixture.write([], to: "work")
+        #expect(throws: CofferError.self) { try fixture.keychain().info(work) }
+    }
+
+    @Test func recordWithValidChecksumButForgedContentFailsAuthentication() throws {
+        // Someone who can write the file changes a record and fixes its CRC: the checksum no
+        // longer helps, but the record's authentication tag does.
+        let fixture = try populated()
+        var bytes = try fixture.bytes("work")
+        let end = bytes.count
+        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        let lastFrame = try #require((0..<end - 8).reversed().first { p in
+            u32(p) == end - p - 4 && UInt32(u32(end - 4)) == Digest.crc32(bytes[(p + 4)..<(end - 4)])
+        })
+        bytes[end - 20] ^= 0xFF
+        let crc = Digest.crc32(bytes[(lastFrame + 4)..<(end - 4)])
+        for i in 0..<4 { bytes[end - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try fixture.write(bytes, to: "work")
+
+        let keychain = try fixture.keychain()
+        #expect(try keychain.search(Query(attributes: ["n": "2"])).count == 1, "locked search uses the index")
+        try keychain.unlock(work, password: password("pw"))
+        #expect {
+            _ = try keychain.search(Query(attributes: ["n": "2"], returnSecret: true))
+        } throws: { error in
+            guard case CofferError.storeCorrupt(_, let reason) = error else { return false }
+            return reason.contains("authentication")
+        }
+        #expect(text(try keychain.search(Query(attributes: ["n": "1"], returnSecret: true)).first?.secret) == "s1")
+    }
+}

@@ -1,0 +1,48 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+
+/// A fresh store directory with fast KDF parameters, removed when the fixture goes away.
+final class StoreFixture {
+    let directory: String
+    let warnings = WarningLog()
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-store-\(UUID().uuidString)").path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func store() throws -> FileStore {
+        let log = warnings
+        return try FileStore(directory: directory, kdf: .testing, warn: { log.append($0) })
+    }
+
+    func keychain() throws -> Keychain { Keychain(provider: try store()) }
+
+    func path(_ collection: String) -> String { "\(directory)/\(collection).coffer" }
+
+    func bytes(_ collection: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(collection)))) }
+
+    func write(_ bytes: [UInt8], to collection: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path(collection)))
+    }
+}
+
+final class WarningLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func append(_ message: String) { lock.withLock { messages.append(message) } }
+    var all: [String] { lock.withLock { messages } }
+}
+
+func password(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }
+
+func secret(_ text: String) throws -> Secret { Secret(bytes: try SecureBytes(Array(text.utf8))) }
+
+func text(_ secret: Secret?) -> String? {
+    secret.map { $0.bytes.withUnprotectedCopy { String(decoding: $0, as: UTF8.self) } }
+}
+
+let work = CollectionID("work")!

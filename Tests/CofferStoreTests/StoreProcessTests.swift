@@ -1,0 +1,99 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// Real child processes writing the store: SIGKILL in the middle of a burst, and two writers
+/// at once.
+@Suite(.serialized) struct StoreProcessTests {
+    static var writerPath: String {
+        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidates = [buildDirectory.appendingPathComponent("StoreTortureWriter").path]
+        // Bundled test runners live one or more levels below the build directory.
+        var parent = buildDirectory
+        for _ in 0..<4 {
+            parent = parent.deletingLastPathComponent()
+            candidates.append(parent.appendingPathComponent("StoreTortureWriter").path)
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }
+
+    func startWriter(_ fixture: StoreFixture, prefix: String, count: Int) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.writerPath)
+        process.arguments = [fixture.directory, "work", prefix, String(count)]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("pw".utf8))
+        try input.fileHandleForWriting.close()
+        return (process, output)
+    }
+
+    func wait(_ process: Process, seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    func verify(_ keychain: Keychain, prefix: String, numbers: [Int]) throws {
+        for n in numbers {
+            let found = try keychain.search(Query(attributes: ["writer": prefix, "n": String(n)], returnSecret: true))
+            #expect(found.count == 1, "item \(prefix) \(n) was reported written but is missing")
+            #expect(text(found.first?.secret) == "\(prefix)-secret-\(n)")
+        }
+    }
+
+    @Test func killDuringABurstLosesNothingReported() throws {
+        let fixture = try StoreFixture()
+        try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
+        let (writer, output) = try startWriter(fixture, prefix: "a", count: 100_000)
+        var printed = Data()
+        let deadline = Date().addingTimeInterval(30)
+        while printed.split(separator: UInt8(ascii: "\n")).count < 300 && Date() < deadline {
+            printed.append(output.fileHandleForReading.availableData)
+        }
+        kill(writer.processIdentifier, SIGKILL)
+        writer.waitUntilExit()
+        printed.append(output.fileHandleForReading.readDataToEndOfFile())
+        let numbers = String(decoding: printed, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        #expect(numbers.count >= 300)
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        try verify(keychain, prefix: "a", numbers: numbers)
+        // And the store still takes writes.
+        try keychain.add(NewItem(label: "after", attributes: ["writer": "after"], secret: secret("s")), to: work)
+    }
+
+    @Test func twoWritersAtOnceLoseNothing() throws {
+        let fixture = try StoreFixture()
+        try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
+        let count = 150
+        let (first, _) = try startWriter(fixture, prefix: "a", count: count)
+        let (second, _) = try startWriter(fixture, prefix: "b", count: count)
+        // This process writes too, through its own keychain.
+        let local = try fixture.keychain()
+        try local.unlock(work, password: password("pw"))
+        for n in 0..<50 {
+            try local.add(NewItem(label: "c\(n)", attributes: ["writer": "c", "n": String(n)],
+                                  secret: secret("c-secret-\(n)")), to: work)
+        }
+        wait(first, seconds: 120)
+        wait(second, seconds: 120)
+        #expect(first.terminationStatus == 0 && second.terminationStatus == 0)
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.search(Query(collection: work)).count == 2 * count + 50)
+        try verify(keychain, prefix: "a", numbers: Array(0..<count))
+        try verify(keychain, prefix: "b", numbers: Array(0..<count))
+        try verify(keychain, prefix: "c", numbers: Array(0..<50))
+        // The long-lived keychain sees the other processes' items without reopening.
+        #expect(try local.search(Query(attributes: ["writer": "a"])).count == count)
+    }
+}
