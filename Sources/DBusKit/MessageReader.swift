@@ -1,0 +1,111 @@
+internal import CDBus
+
+/// Decodes a message body into `DBusValue`s, copying every string and byte array at once
+/// (libdbus's pointers are valid only while the message lives).
+enum MessageReader {
+    static func read(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
+        var iter = DBusMessageIter()
+        return try withUnsafeMutablePointer(to: &iter) { (it) throws(DBusError) -> [DBusValue] in
+            guard dbus_message_iter_init(message, it) != 0 else { return [] }
+            return try readAll(it)
+        }
+    }
+
+    /// Reads values from `it` until its end.
+    private static func readAll(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> [DBusValue] {
+        var out: [DBusValue] = []
+        while dbus_message_iter_get_arg_type(it) != cdbus_type_invalid {
+            out.append(try readOne(it))
+            dbus_message_iter_next(it)
+        }
+        return out
+    }
+
+    private static func basic<T: BitwiseCopyable>(_ it: UnsafeMutablePointer<DBusMessageIter>, _ zero: T) -> T {
+        var v = zero
+        dbus_message_iter_get_basic(it, &v)
+        return v
+    }
+
+    private static func string(_ it: UnsafeMutablePointer<DBusMessageIter>) -> String {
+        var p: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(it, &p)
+        return p.map { String(cString: $0) } ?? ""
+    }
+
+    private static func recurse<R>(_ it: UnsafeMutablePointer<DBusMessageIter>,
+                                   _ body: (UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> R) throws(DBusError) -> R {
+        var sub = DBusMessageIter()
+        return try withUnsafeMutablePointer(to: &sub) { (s) throws(DBusError) -> R in
+            dbus_message_iter_recurse(it, s)
+            return try body(s)
+        }
+    }
+
+    /// The full signature of the value at `it` (e.g. `a{sv}`).
+    private static func currentSignature(_ it: UnsafeMutablePointer<DBusMessageIter>) -> String {
+        guard let p = dbus_message_iter_get_signature(it) else { fatalError("libdbus: out of memory") }
+        defer { dbus_free(p) }
+        return String(cString: p)
+    }
+
+    private static func readOne(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> DBusValue {
+        let type = dbus_message_iter_get_arg_type(it)
+        switch type {
+        case cdbus_type_byte: return .byte(basic(it, UInt8(0)))
+        case cdbus_type_boolean: return .boolean(basic(it, dbus_bool_t(0)) != 0)
+        case cdbus_type_int16: return .int16(basic(it, Int16(0)))
+        case cdbus_type_uint16: return .uint16(basic(it, UInt16(0)))
+        case cdbus_type_int32: return .int32(basic(it, Int32(0)))
+        case cdbus_type_uint32: return .uint32(basic(it, UInt32(0)))
+        case cdbus_type_int64: return .int64(basic(it, Int64(0)))
+        case cdbus_type_uint64: return .uint64(basic(it, UInt64(0)))
+        case cdbus_type_double: return .double(basic(it, Double(0)))
+        case cdbus_type_string: return .string(string(it))
+        case cdbus_type_object_path: return .objectPath(ObjectPath(unchecked: string(it)))
+        case cdbus_type_signature: return .signature(Signature(unchecked: string(it)))
+        case cdbus_type_variant:
+            return .variant(try recurse(it) { (s) throws(DBusError) in try readOne(s) })
+        case cdbus_type_struct:
+            return .structure(try recurse(it) { (s) throws(DBusError) in try readAll(s) })
+        case cdbus_type_array:
+            return try readArray(it)
+        case cdbus_type_unix_fd:
+            throw .notSupported("unix file descriptors are not supported")
+        default:
+            throw .invalidArgs("unexpected type code \(type) in message body")
+        }
+    }
+
+    private static func readArray(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> DBusValue {
+        let elementType = dbus_message_iter_get_element_type(it)
+        if elementType == cdbus_type_byte {
+            return .bytes(try recurse(it) { s in
+                var count: Int32 = 0
+                guard let p = cdbus_iter_get_byte_array(s, &count), count > 0 else { return [] }
+                return Array(UnsafeBufferPointer(start: p, count: Int(count)))
+            })
+        }
+        let full = Array(currentSignature(it).utf8)   // "a" + element signature
+        let element = String(decoding: full.dropFirst(), as: UTF8.self)
+        if elementType == cdbus_type_dict_entry {
+            // element is "{" key value "}"; a key is always one basic type code.
+            let inner = full.dropFirst(2).dropLast()
+            let key = Signature(unchecked: String(decoding: inner.prefix(1), as: UTF8.self))
+            let value = Signature(unchecked: String(decoding: inner.dropFirst(), as: UTF8.self))
+            let entries = try recurse(it) { (s) throws(DBusError) -> [DBusValue.DictionaryEntry] in
+                var out: [DBusValue.DictionaryEntry] = []
+                while dbus_message_iter_get_arg_type(s) == cdbus_type_dict_entry {
+                    let kv = try recurse(s) { (e) throws(DBusError) in try readAll(e) }
+                    guard kv.count == 2 else { throw .invalidArgs("malformed dict entry") }
+                    out.append(.init(key: kv[0], value: kv[1]))
+                    dbus_message_iter_next(s)
+                }
+                return out
+            }
+            return .dictionary(keySignature: key, valueSignature: value, entries)
+        }
+        let items = try recurse(it) { (s) throws(DBusError) in try readAll(s) }
+        return .array(elementSignature: Signature(unchecked: element), items)
+    }
+}
