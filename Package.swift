@@ -31,6 +31,16 @@ let package = Package(
         .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
         .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
 
+        // Executables.
+        .executableTarget(name: "coffer", dependencies: [
+            "CofferCore", "CofferStore", "CofferCrypto",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // Benchmarks (not tests): `swift run -c release coffer-bench`.
+        .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
+                          path: "Benchmarks/CofferBench"),
+
         // Test support (used by test targets only): private buses and child processes.
         .target(name: "CofferTestSupport"),
 
@@ -40,6 +50,7 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

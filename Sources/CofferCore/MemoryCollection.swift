@@ -99,7 +99,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                     let metadata = ItemMetadata(label: new.label, attributes: new.attributes,
                                                 contentType: new.secret.contentType, created: now, modified: now)
                     s.items[id] = Entry(metadata: metadata, secret: new.secret)
-                    s.index.insert(id, terms: Self.terms(new.attributes))
+                    s.index.insert(id, terms: Self.termList(new.attributes))
                     touched.append(id)
                 case .update(let id, let changes):
                     Self.apply(changes, to: id, in: &s, at: now)
@@ -134,7 +134,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         if let label = changes.label { entry.metadata.label = label }
         if let attributes = changes.attributes {
             entry.metadata.attributes = attributes
-            s.index.insert(id, terms: Self.terms(attributes))
+            s.index.insert(id, terms: Self.termList(attributes))
         }
         if let secret = changes.secret {
             entry.secret = secret
@@ -146,5 +146,9 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
 
     private static func terms(_ attributes: Attributes) -> Set<Pair> {
         Set(attributes.map { Pair(name: $0.key, value: $0.value) })
+    }
+
+    private static func termList(_ attributes: Attributes) -> [Pair] {
+        attributes.map { Pair(name: $0.key, value: $0.value) }
     }
 }

@@ -9,6 +9,9 @@ struct AttributeTerm: Hashable, Sendable {
 
     static let byteCount = 16
 
+    /// The bits are already uniformly random (a keyed MAC), so half of them is a fine hash.
+    func hash(into hasher: inout Hasher) { hasher.combine(low) }
+
     init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -62,12 +65,17 @@ final class AttributeHasher {
         return w.bytes
     }
 
-    static func decode(_ bytes: ArraySlice<UInt8>) -> Set<AttributeTerm>? {
+    /// The terms in a record's public part; nil if it is malformed (or lists a term twice).
+    static func decode(_ bytes: ArraySlice<UInt8>) -> [AttributeTerm]? {
         guard bytes.count % AttributeTerm.byteCount == 0 else { return nil }
-        var terms = Set<AttributeTerm>(minimumCapacity: bytes.count / AttributeTerm.byteCount)
+        var terms: [AttributeTerm] = []
+        terms.reserveCapacity(bytes.count / AttributeTerm.byteCount)
         var start = bytes.startIndex
         while start < bytes.endIndex {
-            terms.insert(AttributeTerm(bytes[start..<start + AttributeTerm.byteCount]))
+            let term = AttributeTerm(bytes[start..<start + AttributeTerm.byteCount])
+            // Encoded sorted: a duplicate would sit next to its twin.
+            if let last = terms.last, last == term { return nil }
+            terms.append(term)
             start += AttributeTerm.byteCount
         }
         return terms

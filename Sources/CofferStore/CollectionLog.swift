@@ -34,6 +34,9 @@ struct CollectionLog {
         self.bytes = bytes
         (header, headerLength) = try StoreHeader.decode(bytes, file: file)
         validEnd = headerLength
+        let expectedItems = bytes.count / 256
+        entries.reserveCapacity(expectedItems)
+        index = AttributeIndex(expectedItems: expectedItems)
         modified = header.created
         try ingest(upTo: bytes.count)
     }
@@ -134,8 +137,7 @@ struct CollectionLog {
             guard let terms = AttributeHasher.decode(bytes[frame.publicRange]) else {
                 throw corrupt("item record has a malformed attribute index")
             }
-            if let old = entries[frame.itemID] { kill(old) }
-            entries[frame.itemID] = entry
+            if let old = entries.updateValue(entry, forKey: frame.itemID) { kill(old) }
             index.insert(frame.itemID, terms: terms)
             liveBytes += frame.length
             nextItemID = max(nextItemID, frame.itemID + 1)

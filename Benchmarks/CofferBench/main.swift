@@ -1,0 +1,142 @@
+// coffer-bench: how the core and the encrypted store scale with the number of items.
+//
+// For each N it fills a fresh collection with N items (in batches), then times single
+// operations through the Keychain facade and reports medians. Every add/update/delete is a
+// durable change (records appended and fdatasync'd). `open` parses the file of a locked
+// collection (no KDF). Run a release build:
+//
+//   swift run -c release coffer-bench [--sizes 1000,10000,100000] [--samples 200]
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+
+struct Options {
+    var sizes = [1_000, 10_000, 100_000]
+    var samples = 200
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--sizes": sizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
+            case "--samples": samples = Int(iterator.next() ?? "") ?? samples
+            default:
+                print("usage: coffer-bench [--sizes 1000,10000,100000] [--samples 200]")
+                exit(2)
+            }
+        }
+    }
+}
+
+/// Median of `samples` runs of `body`, in microseconds.
+func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
+    var times: [Double] = []
+    times.reserveCapacity(samples)
+    let clock = ContinuousClock()
+    for i in 0..<samples {
+        let elapsed = try clock.measure { try body(i) }
+        times.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+    }
+    times.sort()
+    return times[times.count / 2]
+}
+
+func secretBytes(_ text: String) throws -> Secret { Secret(bytes: try SecureBytes(Array(text.utf8))) }
+
+func attributes(_ n: Int) -> Attributes {
+    ["service": "bench.example.org", "account": "user\(n)", "xdg:schema": "org.freedesktop.Secret.Generic"]
+}
+
+let options = Options(CommandLine.arguments)
+let collection = CollectionID("bench")!
+/// Median per operation, one value per size, in the order first measured.
+final class Results {
+    private(set) var rows: [(name: String, values: [Double])] = []
+    func record(_ name: String, _ value: Double) {
+        if let index = rows.firstIndex(where: { $0.name == name }) {
+            rows[index].values.append(value)
+        } else {
+            rows.append((name, [value]))
+        }
+    }
+}
+let results = Results()
+
+for size in options.sizes {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let password = try SecureBytes(Array("bench password".utf8))
+    let keychain = Keychain(provider: try FileStore(directory: directory, kdf: .testing))
+    try keychain.createCollection(label: "Bench", id: collection, password: password)
+    let backend = try keychain.collection(collection)
+    let batch = 1_000
+    for start in stride(from: 0, to: size, by: batch) {
+        let changes: [ItemChange] = try (start..<min(size, start + batch)).map {
+            .insert(NewItem(label: "Item \($0)", attributes: attributes($0), secret: try secretBytes("secret-\($0)")),
+                    onDuplicate: .allow)
+        }
+        _ = try backend.commit(changes)
+    }
+    let samples = options.samples
+    var next = size
+
+    results.record("add (durable)", try median(samples) { _ in
+        try keychain.add(NewItem(label: "New", attributes: attributes(next), secret: try secretBytes("s")), to: collection)
+        next += 1
+    })
+    results.record("search hit", try median(samples * 10) { i in
+        let found = try keychain.search(Query(attributes: attributes((i * 7919) % size), collection: collection, limit: .one))
+        precondition(found.count == 1)
+    })
+    results.record("search hit + attributes + secret", try median(samples * 10) { i in
+        let found = try keychain.search(Query(attributes: attributes((i * 7919) % size), collection: collection, limit: .one,
+                                              returnAttributes: true, returnSecret: true))
+        precondition(found.first?.secret != nil)
+    })
+    results.record("search miss", try median(samples * 10) { i in
+        let found = try keychain.search(Query(attributes: ["service": "bench.example.org", "account": "nobody\(i)"],
+                                              collection: collection))
+        precondition(found.isEmpty)
+    })
+    results.record("update one (durable)", try median(samples) { i in
+        try keychain.update(Query(attributes: attributes((i * 31) % size), collection: collection),
+                            with: ItemChanges(secret: try secretBytes("updated-\(i)")))
+    })
+    results.record("delete one (durable)", try median(samples) { i in
+        try keychain.delete(Query(attributes: attributes(size + i), collection: collection))
+    })
+    results.record("open, locked (no KDF)", try median(max(5, samples / 20)) { _ in
+        let fresh = try FileStore(directory: directory, kdf: .testing)
+        _ = try fresh.open(collection).info()
+    })
+    let fileSize = try FileManager.default.attributesOfItem(atPath: "\(directory)/bench.coffer")[.size] as? Int ?? 0
+    results.record("file size (KiB)", Double(fileSize) / 1024)
+}
+
+// Reference: the cost of one fdatasync of a small append on this disk.
+let probe = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fsync-\(UUID().uuidString)").path
+FileManager.default.createFile(atPath: probe, contents: nil)
+let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: probe))
+let fsync = try median(options.samples) { _ in
+    try handle.seekToEnd()
+    handle.write(Data(repeating: 1, count: 200))
+    try handle.synchronize()
+}
+try handle.close()
+try? FileManager.default.removeItem(atPath: probe)
+
+// Report.
+let header = ["operation (median µs)"] + options.sizes.map { "N=\($0)" }
+    + zip(options.sizes, options.sizes.dropFirst()).map { "×(\($1)/\($0))" }
+var lines = [header]
+for row in results.rows {
+    let values = row.values.map { String(format: $0 >= 100 ? "%.0f" : "%.1f", $0) }
+    let ratios = zip(row.values, row.values.dropFirst()).map { String(format: "%.2f", $1 / max($0, 0.001)) }
+    lines.append([row.name] + values + ratios)
+}
+lines.append(["one fdatasync of 200 bytes (reference)", String(format: "%.0f", fsync)])
+let widths = (0..<header.count).map { column in lines.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+for line in lines {
+    print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+}
