@@ -1,0 +1,250 @@
+internal import CDBus
+import Dispatch
+
+/// A connection to a message bus, with its own single-threaded event loop.
+///
+/// ## Threads
+/// The connection is driven by one thread at a time. While `run()` is executing, that thread is
+/// the *loop thread*: message handlers, signal handlers, name-vanished callbacks, async-call
+/// completions and `post`ed work all run there, one at a time. Every public method may be
+/// called from any thread: when called from another thread while the loop runs, the work is
+/// forwarded to the loop thread (blocking methods wait for it). When no loop is running, methods
+/// do their work on the calling thread (a simple client never needs to call `run()`).
+///
+/// A blocking `call` made *on* the loop thread blocks the whole loop until the reply arrives;
+/// use `callAsync` there for anything slow.
+///
+/// The connection never exits the process on disconnect; `run()` then returns and
+/// `isConnected` becomes false.
+public final class DBusConnection: @unchecked Sendable {
+    let raw: OpaquePointer
+    let loop = EventLoop()
+    let dispatcher = Dispatcher()
+    private let ownerTrackingEnabled = Locked(false)
+    private let uidCache = Locked([String: UInt32]())
+    private let serverStorage = Locked<ObjectServer?>(nil)
+
+    /// This connection's unique name on the bus (e.g. `:1.42`).
+    public let uniqueName: String
+
+    /// Default timeout for blocking and async calls.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    /// Connects to the session bus (`DBUS_SESSION_BUS_ADDRESS`) with a private connection.
+    public static func sessionBus() throws(DBusError) -> DBusConnection {
+        let raw = try withCError(fallback: .failed("cannot connect to the session bus")) {
+            dbus_bus_get_private(DBUS_BUS_SESSION, $0)
+        }
+        return DBusConnection(registered: raw)
+    }
+
+    /// Connects to the bus at `address` (e.g. `unix:path=/tmp/x`) and registers with it (Hello).
+    public convenience init(address: String) throws(DBusError) {
+        if address.utf8.contains(0) { throw .invalidArgs("address contains NUL") }
+        let raw = try withCError(fallback: .failed("cannot connect to \(address)")) { err in
+            address.withCString { dbus_connection_open_private($0, err) }
+        }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        do {
+            _ = try withCError(fallback: .failed("bus registration failed")) { err -> Bool? in
+                dbus_bus_register(raw, err) != 0 ? true : nil
+            }
+        } catch {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw error
+        }
+        self.init(registered: raw)
+    }
+
+    private init(registered raw: OpaquePointer) {
+        self.raw = raw
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+        loop.attach(to: raw)
+        dispatcher.connection = self
+        let data = Unmanaged.passUnretained(dispatcher).toOpaque()
+        let ok = dbus_connection_add_filter(raw, dispatcherFilter, data, nil)
+        precondition(ok != 0, "libdbus: out of memory")
+    }
+
+    deinit {
+        let data = Unmanaged.passUnretained(dispatcher).toOpaque()
+        dbus_connection_remove_filter(raw, dispatcherFilter, data)
+        loop.detach()
+        dbus_connection_close(raw)
+        dbus_connection_unref(raw)
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
+
+    /// Closes the connection (the bus then announces this peer's unique name as gone). A
+    /// running loop returns from `run()`. Further calls fail with `Disconnected`; idempotent.
+    public func close() {
+        _ = try? confined { [raw] () throws(DBusError) in dbus_connection_close(raw) }
+    }
+
+    // MARK: Event loop
+
+    /// Runs the event loop on the calling thread until `stop()` is called or the connection is
+    /// lost. Must not be called while a loop is already running. A `stop()` issued before
+    /// `run()` makes it return at once.
+    public func run() { loop.run() }
+
+    /// Asks the loop to return from `run()`; thread-safe.
+    public func stop() { loop.stop() }
+
+    /// Runs `work` on the loop thread as soon as possible; thread-safe. If no loop is running,
+    /// the work waits until `run()` starts. Use it to finish work started on other threads
+    /// (e.g. deferred replies after a slow key derivation).
+    public func post(_ work: @escaping @Sendable () -> Void) { loop.post(work) }
+
+    /// Runs `body` where it may touch the connection: directly if the caller is the loop thread
+    /// or no loop is running, otherwise on the loop thread while the caller waits.
+    func confined<T>(_ body: @escaping () throws(DBusError) -> T) throws(DBusError) -> T {
+        guard loop.runsOnAnotherThread else { return try body() }
+        let box = ResultBox<T>()
+        let semaphore = DispatchSemaphore(value: 0)
+        let work = UncheckedSendable {
+            box.result = Result { () throws(DBusError) -> T in try body() }
+            semaphore.signal()
+        }
+        if loop.postIfRunning({ work.value() }) {
+            semaphore.wait()
+            return try box.result!.get()
+        }
+        return try body()   // the loop stopped meanwhile: the caller may drive the connection
+    }
+
+    // MARK: Sending
+
+    /// Sends `message` without waiting for a reply. Returns the serial it was sent with.
+    @discardableResult
+    public func send(_ message: DBusMessage) throws(DBusError) -> UInt32 {
+        try confined { [self] () throws(DBusError) -> UInt32 in
+            var serial: UInt32 = 0
+            guard dbus_connection_send(raw, message.raw, &serial) != 0 else {
+                throw .failed("libdbus: out of memory while sending")
+            }
+            message.markLocked()
+            if !loop.isOnLoopThread { dbus_connection_flush(raw) }
+            return serial
+        }
+    }
+
+    /// Sends a method call and waits for its reply. An error reply, a timeout (`NoReply`) or a
+    /// lost connection is thrown as `DBusError`.
+    public func call(_ message: DBusMessage, timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> DBusMessage {
+        guard message.kind == .methodCall else { throw .invalidArgs("call() needs a method call message") }
+        if loop.runsOnAnotherThread {
+            // Let the loop thread do the I/O; wait here for the completion.
+            let box = ResultBox<DBusMessage>()
+            let semaphore = DispatchSemaphore(value: 0)
+            let completion = UncheckedSendable { (result: Result<DBusMessage, DBusError>) in
+                box.result = result
+                semaphore.signal()
+            }
+            let queued = loop.postIfRunning { [self] in
+                self.callAsync(message, timeout: timeout) { completion.value($0) }
+            }
+            if queued {
+                let grace = DispatchTime.now() + .milliseconds(Int(timeout.milliseconds) + 2000)
+                if semaphore.wait(timeout: grace) == .timedOut {
+                    throw .noReply("no reply (event loop stopped)")
+                }
+                return try box.result!.get()
+            }
+        }
+        let reply = try withCError(fallback: .noReply("no reply")) { err in
+            dbus_connection_send_with_reply_and_block(raw, message.raw, timeout.milliseconds, err)
+        }
+        message.markLocked()
+        return DBusMessage(adopting: reply, locked: true)
+    }
+
+    /// Convenience: builds a method call, waits for the reply and returns its arguments.
+    public func call(destination: String?, path: ObjectPath, interface: String?, member: String,
+                     arguments: [DBusValue] = [],
+                     timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> [DBusValue] {
+        let message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface,
+                                                 member: member, arguments: arguments)
+        return try call(message, timeout: timeout).arguments()
+    }
+
+    /// Sends a method call and calls `completion` on the loop thread with the reply (or the
+    /// error: error reply, `NoReply` on timeout, `Disconnected`). Needs a running loop to complete.
+    public func callAsync(_ message: DBusMessage, timeout: Duration = DBusConnection.defaultTimeout,
+                          completion: @escaping (Result<DBusMessage, DBusError>) -> Void) {
+        let start = UncheckedSendable { [self] in
+            PendingCall.start(connection: self, message: message, timeout: timeout, completion: completion)
+        }
+        if loop.runsOnAnotherThread {
+            post { start.value() }
+        } else {
+            start.value()
+        }
+    }
+
+    // MARK: Object server
+
+    /// The object server of this connection (created on first use). See `ObjectServer`.
+    public var objectServer: ObjectServer {
+        serverStorage.withLock { server in
+            if let server { return server }
+            let created = ObjectServer(connection: self)
+            server = created
+            dispatcher.objectServer = created
+            return created
+        }
+    }
+
+    // MARK: Bus bookkeeping used by extensions
+
+    func cachedUID(_ name: String) -> UInt32? { uidCache.withLock { $0[name] } }
+    func cacheUID(_ name: String, _ uid: UInt32) { uidCache.withLock { $0[name] = uid } }
+    func forgetUID(_ name: String) { uidCache.withLock { _ = $0.removeValue(forKey: name) } }
+
+    /// Subscribes once to NameOwnerChanged for names losing their owner.
+    func enableOwnerTracking() throws(DBusError) {
+        let already = ownerTrackingEnabled.withLock { enabled -> Bool in
+            defer { enabled = true }
+            return enabled
+        }
+        guard !already else { return }
+        do {
+            try addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''")
+        } catch {
+            ownerTrackingEnabled.withLock { $0 = false }
+            throw error
+        }
+    }
+}
+
+/// The libdbus filter: hands every incoming message to the connection's `Dispatcher`.
+private let dispatcherFilter: DBusHandleMessageFunction = { _, message, data in
+    let dispatcher = Unmanaged<Dispatcher>.fromOpaque(data!).takeUnretainedValue()
+    return dispatcher.handle(message!) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+}
+
+/// Holds a result across threads (written once before a semaphore signal, read after the wait).
+final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, DBusError>?
+}
+
+/// Carries a non-Sendable value across a thread hop that is made safe by other means
+/// (the value is only used on the loop thread, or a semaphore orders the accesses).
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+extension Duration {
+    /// Whole milliseconds, clamped to 0...Int32.max (libdbus aborts on negative timeouts).
+    var milliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        let ms = seconds.multipliedReportingOverflow(by: 1000)
+        if ms.overflow { return seconds < 0 ? 0 : Int32.max }
+        return Int32(clamping: max(0, ms.partialValue + attoseconds / 1_000_000_000_000_000))
+    }
+}

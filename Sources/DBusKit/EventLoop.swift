@@ -1,0 +1,240 @@
+internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The single-threaded poll loop driving one libdbus connection.
+///
+/// libdbus tells us which file descriptors to watch (watch functions) and when to call back
+/// (timeout functions, used for pending-call timeouts); an eventfd wakes `poll` for posted work,
+/// `stop()`, and libdbus's wakeup requests. Each iteration: run posted work, dispatch queued
+/// messages (bounded, so posted work and I/O stay responsive), poll, handle ready watches and
+/// expired timeouts. Multi-megabyte messages simply take several read/write iterations.
+final class EventLoop: @unchecked Sendable {
+    private struct Shared {
+        var posted: [@Sendable () -> Void] = []
+        var stopRequested = false
+        var running = false
+        var loopThread: pthread_t? = nil
+    }
+
+    private struct TimeoutEntry {
+        var deadline: UInt64   // monotonic milliseconds
+    }
+
+    private let shared = Locked(Shared())
+    /// Watches and timeouts libdbus registered; touched from libdbus callbacks, which run on
+    /// whichever thread is currently driving the connection.
+    private let io = Locked((watches: Set<OpaquePointer>(), timeouts: [OpaquePointer: TimeoutEntry]()))
+    /// Self-pipe: the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
+    private let wakeFD: Int32
+    private let wakeWriteFD: Int32
+    private var connection: OpaquePointer!
+
+    init() {
+        var fds: [Int32] = [-1, -1]
+        precondition(pipe(&fds) == 0, "pipe() failed")
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeFD = fds[0]
+        wakeWriteFD = fds[1]
+    }
+
+    deinit {
+        close(wakeFD)
+        close(wakeWriteFD)
+    }
+
+    /// Installs the watch, timeout, wakeup and dispatch-status callbacks on `connection`.
+    func attach(to connection: OpaquePointer) {
+        self.connection = connection
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let ok1 = dbus_connection_set_watch_functions(connection, { watch, data in
+            EventLoop.from(data).io.withLock { _ = $0.watches.insert(watch!) }
+            return 1
+        }, { watch, data in
+            EventLoop.from(data).io.withLock { _ = $0.watches.remove(watch!) }
+        }, { _, data in
+            EventLoop.from(data).wake()
+        }, me, nil)
+        let ok2 = dbus_connection_set_timeout_functions(connection, { timeout, data in
+            let loop = EventLoop.from(data)
+            let deadline = EventLoop.now() + UInt64(max(0, dbus_timeout_get_interval(timeout)))
+            loop.io.withLock { $0.timeouts[timeout!] = TimeoutEntry(deadline: deadline) }
+            loop.wake()
+            return 1
+        }, { timeout, data in
+            EventLoop.from(data).io.withLock { _ = $0.timeouts.removeValue(forKey: timeout!) }
+        }, { timeout, data in
+            let loop = EventLoop.from(data)
+            let deadline = EventLoop.now() + UInt64(max(0, dbus_timeout_get_interval(timeout)))
+            loop.io.withLock { $0.timeouts[timeout!] = TimeoutEntry(deadline: deadline) }
+            loop.wake()
+        }, me, nil)
+        precondition(ok1 != 0 && ok2 != 0, "libdbus: out of memory")
+        dbus_connection_set_wakeup_main_function(connection, { data in EventLoop.from(data).wake() }, me, nil)
+        dbus_connection_set_dispatch_status_function(connection, { _, _, data in EventLoop.from(data).wake() }, me, nil)
+    }
+
+    /// Removes the callbacks again (before the connection is closed and released).
+    func detach() {
+        guard let connection else { return }
+        dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
+        dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
+        _ = dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
+        _ = dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
+    }
+
+    private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+    }
+
+    // MARK: Cross-thread entry points
+
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWriteFD, &byte, 1)   // a full pipe already means "wake up"
+    }
+
+    /// Queues `work` for the loop thread; it runs on the next iteration (or when `run` starts).
+    func post(_ work: @escaping @Sendable () -> Void) {
+        shared.withLock { $0.posted.append(work) }
+        wake()
+    }
+
+    /// Queues `work` only if a loop is running; returns false otherwise (the caller then does
+    /// the work itself). Work queued here is guaranteed to run: `run` drains the queue on exit.
+    func postIfRunning(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let queued = shared.withLock { s -> Bool in
+            guard s.running else { return false }
+            s.posted.append(work)
+            return true
+        }
+        if queued { wake() }
+        return queued
+    }
+
+    func stop() {
+        shared.withLock { $0.stopRequested = true }
+        wake()
+    }
+
+    /// True when a loop is running on a thread other than the caller's.
+    var runsOnAnotherThread: Bool {
+        shared.withLock { s in
+            guard s.running, let t = s.loopThread else { return false }
+            return pthread_equal(t, pthread_self()) == 0
+        }
+    }
+
+    var isOnLoopThread: Bool {
+        shared.withLock { s in
+            guard s.running, let t = s.loopThread else { return false }
+            return pthread_equal(t, pthread_self()) != 0
+        }
+    }
+
+    // MARK: The loop
+
+    /// Runs until `stop()` is called or the connection is lost. A `stop()` that came before
+    /// `run()` makes it return at once.
+    func run() {
+        let alreadyRunning = shared.withLock { s -> Bool in
+            if s.running { return true }
+            s.running = true
+            s.loopThread = pthread_self()
+            return false
+        }
+        precondition(!alreadyRunning, "DBusConnection.run() called while the loop is already running")
+        defer {
+            let leftover = shared.withLock { s -> [@Sendable () -> Void] in
+                s.running = false
+                s.loopThread = nil
+                s.stopRequested = false
+                let w = s.posted
+                s.posted = []
+                return w
+            }
+            for work in leftover { work() }
+        }
+        while true {
+            let (work, stopping) = shared.withLock { s -> ([@Sendable () -> Void], Bool) in
+                let w = s.posted
+                s.posted = []
+                return (w, s.stopRequested)
+            }
+            for item in work { item() }
+            if stopping { return }
+
+            var dispatched = 0
+            while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+                _ = dbus_connection_dispatch(connection)
+                dispatched += 1
+            }
+            let moreQueued = dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_COMPLETE
+            if !moreQueued && dbus_connection_get_is_connected(connection) == 0 { return }
+            let morePosted = shared.withLock { !$0.posted.isEmpty || $0.stopRequested }
+
+            pollOnce(immediate: moreQueued || morePosted)
+        }
+    }
+
+    private func pollOnce(immediate: Bool) {
+        let (watches, timeouts) = io.withLock { ($0.watches, $0.timeouts) }
+        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var polled: [OpaquePointer] = []
+        for w in watches where dbus_watch_get_enabled(w) != 0 {
+            let flags = dbus_watch_get_flags(w)
+            var events: Int16 = 0
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: dbus_watch_get_unix_fd(w), events: events, revents: 0))
+            polled.append(w)
+        }
+        let now = EventLoop.now()
+        var wait: Int32 = -1
+        for (t, entry) in timeouts where dbus_timeout_get_enabled(t) != 0 {
+            let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
+            wait = wait < 0 ? remaining : min(wait, remaining)
+        }
+        if immediate { wait = 0 }
+
+        let n = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), wait) }
+        if n < 0 { return }   // EINTR: just go round again
+
+        if fds[0].revents != 0 {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while read(wakeFD, &buffer, buffer.count) > 0 {}
+        }
+        for (index, w) in polled.enumerated() {
+            let revents = fds[index + 1].revents
+            guard revents != 0 else { continue }
+            // An earlier handle may have removed (and freed) this watch.
+            guard io.withLock({ $0.watches.contains(w) }), dbus_watch_get_enabled(w) != 0 else { continue }
+            var flags: UInt32 = 0
+            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+            if flags != 0 { _ = dbus_watch_handle(w, flags) }
+        }
+        let after = EventLoop.now()
+        let expired = io.withLock { state -> [OpaquePointer] in
+            state.timeouts.compactMap { $0.value.deadline <= after ? $0.key : nil }
+        }
+        for t in expired {
+            guard io.withLock({ $0.timeouts[t] != nil }), dbus_timeout_get_enabled(t) != 0 else { continue }
+            let interval = UInt64(max(0, dbus_timeout_get_interval(t)))
+            io.withLock { $0.timeouts[t]?.deadline = after + interval }
+            _ = dbus_timeout_handle(t)
+        }
+    }
+}

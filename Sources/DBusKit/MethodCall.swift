@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The context of one incoming method call, handed to `DBusObject` handlers.
+///
+/// Holds the caller (`sender`), the target (`path`, `interface`, `member`) and the decoded
+/// `arguments`. A handler answers by returning `.reply(...)` or throwing; or it returns
+/// `.deferred`, keeps this object, and later calls `reply(_:)` or `fail(_:)` from any thread
+/// (the reply is sent from the loop thread). Only the first answer counts. A deferred call
+/// that is released without an answer is answered with `Failed`, so callers never hang.
+public final class MethodCall: @unchecked Sendable {
+    /// The caller's unique bus name (empty on a peer-to-peer connection).
+    public let sender: String
+    /// The object path that was called (as sent by the caller, e.g. an alias path).
+    public let path: ObjectPath
+    /// The interface of the method (resolved by the server when the caller omitted it).
+    public let interface: String
+    public let member: String
+    /// The arguments, matching the method's in-signature.
+    public let arguments: [DBusValue]
+    /// The raw incoming message.
+    public let message: DBusMessage
+    /// The connection the call came in on.
+    public let connection: DBusConnection
+
+    /// Out-signature replies are checked against (nil: not checked).
+    let expectedReplySignature: String?
+    private let answered = Locked(false)
+
+    init(message: DBusMessage, connection: DBusConnection, path: ObjectPath, interface: String,
+         member: String, arguments: [DBusValue], expectedReplySignature: String?) {
+        self.message = message
+        self.connection = connection
+        self.sender = message.sender ?? ""
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+        self.expectedReplySignature = expectedReplySignature
+    }
+
+    deinit {
+        if !isAnswered {
+            sendNow(.failure(.failed("the service did not answer \(interface).\(member)")))
+        }
+    }
+
+    /// Whether `reply` or `fail` has been called.
+    public var isAnswered: Bool { answered.withLock { $0 } }
+
+    /// The caller's Unix uid (cached per caller; one bus round trip on first use).
+    public func senderUID() throws(DBusError) -> UInt32 {
+        try connection.unixUser(of: sender)
+    }
+
+    /// Sends a method return with `values`; thread-safe. Values not matching the declared
+    /// out-signature are replaced by a `Failed` error reply (a bug in the handler).
+    public func reply(_ values: [DBusValue] = []) {
+        answer(.success(values))
+    }
+
+    /// Sends an error reply; thread-safe.
+    public func fail(_ error: any Error) {
+        answer(.failure(DBusError(converting: error)))
+    }
+
+    private func answer(_ result: Result<[DBusValue], DBusError>) {
+        let first = answered.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        sendNow(result)
+    }
+
+    /// Builds and sends the reply, from the loop thread when a loop runs elsewhere.
+    private func sendNow(_ result: Result<[DBusValue], DBusError>) {
+        let message = self.message
+        let connection = self.connection
+        let expected = expectedReplySignature
+        let label = "\(interface).\(member)"
+        let work: @Sendable () -> Void = {
+            MethodCall.send(result, to: message, on: connection, expected: expected, label: label)
+        }
+        if connection.loop.runsOnAnotherThread, connection.loop.postIfRunning(work) { return }
+        work()
+    }
+
+    private static func send(_ result: Result<[DBusValue], DBusError>, to call: DBusMessage,
+                             on connection: DBusConnection, expected: String?, label: String) {
+        guard !call.noReplyExpected else { return }
+        var reply: DBusMessage?
+        switch result {
+        case .success(let values):
+            let signature = values.map(\.signatureString).joined()
+            if let expected, expected != signature {
+                reply = try? call.makeErrorReply(.failed("internal error: \(label) produced a reply of type '\(signature)' instead of '\(expected)'"))
+            } else {
+                do {
+                    reply = try call.makeReply(values)
+                } catch {
+                    reply = try? call.makeErrorReply(.failed("internal error: cannot encode the reply of \(label): \(error.message)"))
+                }
+            }
+        case .failure(let error):
+            reply = try? call.makeErrorReply(error)
+        }
+        if let reply { _ = try? connection.send(reply) }
+    }
+}

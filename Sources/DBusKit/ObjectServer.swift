@@ -1,0 +1,193 @@
+/// Serves objects on a connection: routes method calls to `DBusObject`s resolved per path by
+/// registered `DBusObjectTree`s, and implements the standard interfaces for them.
+///
+/// Get it from `connection.objectServer`, register a tree under a path prefix, then `run()` the
+/// connection. For free you get:
+/// - `Introspectable.Introspect` on every object, on every intermediate path below a prefix that
+///   has children, and on every ancestor of a prefix (`/`, `/org`, …), with `<node name=…>` children;
+/// - `Properties.Get/GetAll/Set` with `UnknownInterface`, `UnknownProperty`, `PropertyReadOnly`,
+///   and `InvalidArgs` for a value of the wrong type;
+/// - a signature check of every call against the method's in-signature (`InvalidArgs`);
+/// - `UnknownObject`, `UnknownInterface`, `UnknownMethod` errors;
+/// - an optional `accessPolicy` that rejects callers with `AccessDenied`.
+/// (`Peer.Ping`/`GetMachineId` are answered by libdbus itself.)
+public final class ObjectServer: @unchecked Sendable {
+    private weak var connection: DBusConnection?
+    private let registrations = Locked([ObjectPath: any DBusObjectTree]())
+    private let policy = Locked<((_ sender: String, _ uid: UInt32?) -> Bool)?>(nil)
+
+    init(connection: DBusConnection) {
+        self.connection = connection
+    }
+
+    /// Decides per call whether a caller may use the served objects; `uid` is the caller's Unix
+    /// uid (nil if the bus could not tell). Rejected calls get `AccessDenied`. The uid is looked
+    /// up (and cached) only while a policy is set.
+    public var accessPolicy: ((_ sender: String, _ uid: UInt32?) -> Bool)? {
+        get { policy.withLock { $0 } }
+        set { policy.withLock { $0 = newValue } }
+    }
+
+    /// Serves every path equal to or below `prefix` from `tree` (replacing an earlier
+    /// registration of the same prefix). The longest matching prefix wins.
+    public func register(prefix: ObjectPath, tree: any DBusObjectTree) {
+        registrations.withLock { $0[prefix] = tree }
+    }
+
+    /// Serves a single object at exactly `path`.
+    public func register(path: ObjectPath, object: any DBusObject) {
+        register(prefix: path, tree: ClosureObjectTree(object: { $0 == path ? object : nil }))
+    }
+
+    public func unregister(prefix: ObjectPath) {
+        registrations.withLock { _ = $0.removeValue(forKey: prefix) }
+    }
+
+    // MARK: Dispatch (loop thread)
+
+    /// What a path resolves to.
+    private enum Node {
+        case object(any DBusObject, tree: any DBusObjectTree)
+        /// No object, but introspectable (ancestor of a prefix, a prefix, or a path with children).
+        case intermediate(tree: (any DBusObjectTree)?)
+        case none
+    }
+
+    private func resolve(_ path: ObjectPath) -> (Node, [ObjectPath: any DBusObjectTree]) {
+        let regs = registrations.withLock { $0 }
+        let owner = regs.filter { path.isInside($0.key) }.max { $0.key.rawValue.count < $1.key.rawValue.count }
+        if let (prefix, tree) = owner {
+            if let object = tree.object(at: path) { return (.object(object, tree: tree), regs) }
+            if path == prefix { return (.intermediate(tree: tree), regs) }
+            return (.none, regs)   // may still have children; checked lazily for Introspect
+        }
+        if regs.keys.contains(where: { $0.isInside(path) }) { return (.intermediate(tree: nil), regs) }
+        return (.none, regs)
+    }
+
+    /// Child elements of `path`: from its tree, plus next elements of prefixes registered below it.
+    private func children(of path: ObjectPath, tree: (any DBusObjectTree)?,
+                          registrations: [ObjectPath: any DBusObjectTree]) -> [String] {
+        var names: [String] = tree?.childNames(of: path) ?? []
+        let depth = path.elements.count
+        for prefix in registrations.keys where prefix != path && prefix.isInside(path) {
+            names.append(prefix.elements[depth])
+        }
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted && ObjectPath.isValid("/" + $0) }
+    }
+
+    func handle(_ message: DBusMessage) {
+        guard let connection, let path = message.path, let member = message.member else { return }
+        let sender = message.sender ?? ""
+        let requestedInterface = message.interface
+        let signature = message.signature.rawValue
+
+        func fail(_ error: DBusError, interface: String = requestedInterface ?? "") {
+            MethodCall(message: message, connection: connection, path: path, interface: interface,
+                       member: member, arguments: [], expectedReplySignature: nil).fail(error)
+        }
+
+        if let check = accessPolicy {
+            let uid = sender.isEmpty ? nil : try? connection.unixUser(of: sender)
+            guard check(sender, uid) else {
+                fail(.accessDenied("caller \(sender) (uid \(uid.map(String.init) ?? "unknown")) may not use this service"))
+                return
+            }
+        }
+
+        var (node, regs) = resolve(path)
+        var objectInterfaces: [InterfaceDescription] = []
+        var childTree: (any DBusObjectTree)?
+        switch node {
+        case .object(let object, let tree):
+            objectInterfaces = object.interfaces
+            childTree = tree
+        case .intermediate(let tree):
+            childTree = tree
+        case .none:
+            // Below a prefix without an object: an intermediate node only if it has children.
+            let owner = regs.filter { path.isInside($0.key) }.max { $0.key.rawValue.count < $1.key.rawValue.count }
+            if let tree = owner?.value, !children(of: path, tree: tree, registrations: regs).isEmpty {
+                node = .intermediate(tree: tree)
+                childTree = tree
+            } else {
+                fail(.unknownObject("no object at path \(path)"))
+                return
+            }
+        }
+
+        // Which interface and method is meant?
+        let standard: [InterfaceDescription]
+        if case .object = node {
+            standard = [StandardInterface.introspectableDescription, StandardInterface.peerDescription,
+                        StandardInterface.propertiesDescription]
+        } else {
+            standard = [StandardInterface.introspectableDescription, StandardInterface.peerDescription]
+        }
+        let all = objectInterfaces + standard
+        let target: (InterfaceDescription, MethodDescription)
+        if let requestedInterface {
+            guard let iface = all.first(where: { $0.name == requestedInterface }) else {
+                if case .object = node {
+                    fail(.unknownInterface("object \(path) has no interface \(requestedInterface)"))
+                } else {
+                    fail(.unknownObject("no object at path \(path) (only introspection)"))
+                }
+                return
+            }
+            guard let method = iface.method(named: member) else {
+                fail(.unknownMethod("interface \(requestedInterface) has no method \(member)"))
+                return
+            }
+            target = (iface, method)
+        } else {
+            guard let found = all.lazy.compactMap({ i in i.method(named: member).map { (i, $0) } }).first else {
+                fail(.unknownMethod("object \(path) has no method \(member)"))
+                return
+            }
+            target = found
+        }
+        let (iface, method) = target
+
+        guard signature == method.inSignature else {
+            fail(.invalidArgs("\(iface.name).\(member) expects arguments of type '\(method.inSignature)', got '\(signature)'"),
+                 interface: iface.name)
+            return
+        }
+        let arguments: [DBusValue]
+        do {
+            arguments = try message.arguments()
+        } catch {
+            fail(.invalidArgs("cannot decode arguments: \(error.message)"), interface: iface.name)
+            return
+        }
+        let call = MethodCall(message: message, connection: connection, path: path, interface: iface.name,
+                              member: member, arguments: arguments,
+                              expectedReplySignature: method.outSignature)
+
+        switch iface.name {
+        case StandardInterface.introspectable:
+            let kids = children(of: path, tree: childTree, registrations: regs)
+            call.reply([.string(Introspection.xml(interfaces: all, children: kids))])
+        case StandardInterface.peer:
+            call.fail(DBusError.unknownMethod("Peer is handled by libdbus"))
+        case StandardInterface.properties:
+            guard case .object(let object, _) = node else {
+                call.fail(DBusError.unknownInterface("no properties at \(path)"))
+                return
+            }
+            PropertiesHandler.handle(call, object: object, interfaces: objectInterfaces)
+        default:
+            guard case .object(let object, _) = node else { return }
+            do {
+                switch try object.handleMethod(call) {
+                case .reply(let values): call.reply(values)
+                case .deferred: break
+                }
+            } catch {
+                call.fail(error)
+            }
+        }
+    }
+}
