@@ -1,0 +1,39 @@
+import Foundation
+
+/// Finds executables for end-to-end tests: the package's own products (built by `swift test`
+/// next to the test bundle) and system tools from `PATH`.
+public enum Executables {
+    /// The directory holding the running test bundle, i.e. the build products directory
+    /// (`.build/<triple>/debug`), where `swift test` also puts `cofferd` and `coffer`.
+    public static var buildProductsDirectory: URL {
+        let runner = Bundle.main.executableURL
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        var dir = runner.deletingLastPathComponent()
+        // On Darwin the runner sits inside a .xctest bundle; walk out of it.
+        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
+        return dir
+    }
+
+    /// Path of a product built by this package (e.g. `cofferd`), or nil if it is not built.
+    public static func built(_ name: String) -> String? {
+        let candidates = [buildProductsDirectory.appendingPathComponent(name).path]
+            + ["debug", "release"].map { FileManager.default.currentDirectoryPath + "/.build/\($0)/\(name)" }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Path of `name` found in `PATH` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`), or nil.
+    public static func inPath(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// `name` if it is a path (contains `/`) to an executable, else a built product, else `PATH`.
+    public static func resolve(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        return built(name) ?? inPath(name)
+    }
+}
