@@ -1,0 +1,102 @@
+import CofferTestSupport
+import DBusKit
+import Dispatch
+import Foundation
+import Testing
+
+/// Runs a connection's event loop on a background thread until `stop()`.
+final class LoopThread: @unchecked Sendable {
+    let connection: DBusConnection
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ connection: DBusConnection) {
+        self.connection = connection
+        let thread = Thread { [connection, finished] in
+            connection.run()
+            finished.signal()
+        }
+        thread.name = "D-Bus loop \(connection.uniqueName)"
+        thread.start()
+    }
+
+    /// Stops the loop and waits (bounded) for the thread to leave `run()`.
+    func stop() {
+        connection.stop()
+        let ended = finished.wait(timeout: .now() + 10) == .success
+        #expect(ended, "event loop did not stop within 10 s")
+    }
+}
+
+/// A private bus, a server connection with a running loop, and a client connection.
+final class Harness: @unchecked Sendable {
+    let bus: PrivateBus
+    let server: DBusConnection
+    let client: DBusConnection
+    private var loops: [LoopThread] = []
+
+    init() throws {
+        bus = try PrivateBus()
+        server = try DBusConnection(address: bus.address)
+        client = try DBusConnection(address: bus.address)
+    }
+
+    /// Starts the server loop (register objects first or after; both work).
+    func startServer() { loops.append(LoopThread(server)) }
+
+    /// Starts a loop for any connection (e.g. a client that receives signals).
+    @discardableResult
+    func startLoop(_ connection: DBusConnection) -> LoopThread {
+        let loop = LoopThread(connection)
+        loops.append(loop)
+        return loop
+    }
+
+    func newClient() throws -> DBusConnection { try DBusConnection(address: bus.address) }
+
+    func shutdown() {
+        for loop in loops.reversed() { loop.stop() }
+        loops.removeAll()
+        bus.stop()
+    }
+}
+
+/// Expects `body` to throw a `DBusError` named `name`; returns it for further checks.
+@discardableResult
+func expectDBusError(_ name: String, sourceLocation: SourceLocation = #_sourceLocation,
+                     _ body: () throws -> Void) -> DBusError? {
+    do {
+        try body()
+        Issue.record("expected \(name), but the call succeeded", sourceLocation: sourceLocation)
+    } catch let error as DBusError {
+        #expect(error.name == name, "got \(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected DBusError \(name), got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// Waits (bounded) until `condition` holds, polling.
+func eventually(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(5_000)
+    }
+    return condition()
+}
+
+/// A thread-safe box for values written by loop-thread callbacks and read by the test.
+final class Shared<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+    func mutate(_ body: (inout T) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}
+
+let testBusName = "org.coffer.Test"
+let testInterface = "org.coffer.Test"
