@@ -1,0 +1,71 @@
+import ArgumentParser
+
+/// The root command: `coffer <subcommand>`.
+struct CofferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer",
+        abstract: "Store and retrieve secrets in Coffer's encrypted collections.",
+        discussion: """
+        Coffer keeps secrets (passwords, tokens, keys) as items in encrypted collections. \
+        An item has a label, a set of attributes (name=value pairs such as service=github.com \
+        and account=alice, by which it is found) and a secret. Each collection is encrypted \
+        with its own password; the collection named by the 'default' alias (else 'login') \
+        is used unless --collection says otherwise.
+
+        coffer works directly on the store files: every command that reads or changes items \
+        asks for the collection password again, and nothing stays unlocked afterwards.
+
+        PASSWORDS AND SECRETS
+          Collection passwords are never taken from the command line or the
+          environment. On a terminal, coffer asks for them without echo on
+          /dev/tty (new passwords twice). In scripts, pass --password-stdin:
+          the first line of stdin is the password (for 'passwd', line 1 is the
+          current password and line 2 the new one). For 'add' and
+          'update --secret', the secret is the rest of stdin after that line.
+          Without a terminal and without --password-stdin, commands that need
+          a password fail with exit status 2.
+
+          A secret is typed at a no-echo prompt (twice) when stdin is a
+          terminal. Otherwise it is read from stdin to end of file, and one
+          trailing newline is dropped unless --raw is given.
+
+        EXIT STATUS
+          0  success (also: 'delete' that matched nothing)
+          1  not found: no item matched, or no such collection
+          2  usage error: bad option or argument, no way to read a password,
+             confirmation missing or declined, secret empty or too large
+          3  locked: wrong password, or the collection is locked
+          4  already exists: an item with the same attributes (see
+             'add --replace'), or a collection with the same id
+          5  store damaged, or an I/O or system error
+          Errors are one line on stderr starting with "coffer: ".
+
+        FILES
+          The store directory is --data-dir, else $COFFER_DATA_DIR, else
+          $XDG_DATA_HOME/coffer, else ~/.local/share/coffer. It holds one
+          <id>.coffer file per collection, <id>.lock files and an 'aliases'
+          file; the directory is mode 0700 and the files 0600.
+
+        EXAMPLES
+          Create the default collection (asks for a new password twice):
+            coffer create-collection login
+          Store a password (asks for the collection password, then the secret):
+            coffer add --service github.com --account alice
+          Store a token from a script:
+            printf '%s\\n%s' "$PASSWORD" "$TOKEN" |
+              coffer add --password-stdin --service api --account bot
+          Print one secret, for use in a script:
+            coffer search --service github.com --account alice --secret-only
+          List every item of a collection as JSON:
+            coffer search --all --json --collection work
+        """,
+        version: "0.1.0",
+        subcommands: [
+            Add.self, Search.self, Update.self, Delete.self,
+            Collections.self, CreateCollection.self, DeleteCollection.self,
+            Lock.self, Unlock.self, Passwd.self,
+        ]
+    )
+
+    @OptionGroup var global: GlobalOptions
+}

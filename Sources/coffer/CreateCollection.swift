@@ -1,0 +1,57 @@
+import ArgumentParser
+import CofferCore
+
+struct CreateCollection: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create-collection",
+        abstract: "Create a collection protected by a new password.",
+        discussion: """
+        Creates an empty collection with the id given (1 to 64 characters of A-Z, a-z, 0-9 \
+        and _; 'session' is reserved). The password is asked twice on a terminal, or is \
+        the first line of stdin with --password-stdin; it may not be empty. If no \
+        collection is the default yet, the 'default' alias is pointed at the new one.
+
+        EXAMPLES
+          coffer create-collection login
+          coffer create-collection work --label "Work accounts"
+          printf '%s\\n' "$PASSWORD" | coffer create-collection ci --password-stdin
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The new collection's id.", valueName: "id"))
+    var id: String
+
+    @Option(help: ArgumentHelp("Its display label (default: the id).", valueName: "label"))
+    var label: String?
+
+    @OptionGroup var passwords: PasswordOptions
+
+    func validate() throws {
+        guard let collection = CollectionID(id) else {
+            throw ValidationError("collection ids are 1 to 64 characters of A-Z, a-z, 0-9 and _")
+        }
+        if collection == .session {
+            throw ValidationError("'session' is reserved for the daemon's in-memory collection; choose another id")
+        }
+    }
+
+    func run() throws {
+        let access = try KeychainAccess(global)
+        let collection = CollectionID(id)!
+        if try access.keychain.collectionIDs().contains(collection) {
+            throw CLIError.duplicate("a collection named '\(collection)' already exists; choose another id")
+        }
+        let password = try InputSource(passwordFromStdin: passwords.passwordStdin).newPassword(for: collection)
+        try access.keychain.createCollection(label: label ?? id, id: collection, password: password)
+        var note = ""
+        if try access.keychain.resolveAlias(Keychain.defaultAlias) == nil {
+            try access.keychain.setAlias(Keychain.defaultAlias, to: collection)
+            note = " (now the default collection)"
+        } else if try access.keychain.resolveAlias(Keychain.defaultAlias) == collection {
+            note = " (the default collection)"
+        }
+        Output.line("created collection '\(collection)'\(note)")
+    }
+}

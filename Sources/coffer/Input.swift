@@ -1,0 +1,160 @@
+import CofferCore
+import CofferCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where passwords and secrets come from, in the order a command needs them.
+///
+/// - Interactive: a no-echo prompt on the terminal (`/dev/tty`). New passwords and typed
+///   secrets are asked twice.
+/// - `--password-stdin`: each password is one line of stdin (a trailing "\r" is dropped);
+///   a secret is whatever follows those lines, to end of file.
+/// - Without `--password-stdin`, a non-terminal stdin holds only the secret, read to end of
+///   file with one trailing "\n" dropped unless `--raw`.
+///
+/// Passwords never come from argv or the environment. Everything read lands in secure memory.
+final class InputSource {
+    let passwordFromStdin: Bool
+    private let stdinIsTerminal = Terminal.stdinIsTerminal
+    private var stdinExhausted = false
+
+    init(passwordFromStdin: Bool) {
+        self.passwordFromStdin = passwordFromStdin
+    }
+
+    /// Whether passwords are asked on the terminal (so a wrong one may be asked again).
+    var asksOnTerminal: Bool { !(passwordFromStdin && !stdinIsTerminal) }
+
+    /// The password of `collection`.
+    func password(for collection: CollectionID, prompt: String? = nil) throws -> SecureBytes {
+        if passwordFromStdin && !stdinIsTerminal {
+            return try stdinLine(what: "the password of '\(collection)'")
+        }
+        try requireTerminal(for: "the password of '\(collection)'")
+        return try Terminal.readHidden(prompt: prompt ?? "Password for '\(collection)': ")
+    }
+
+    /// A new password for `collection`: asked twice on a terminal; never empty.
+    func newPassword(for collection: CollectionID) throws -> SecureBytes {
+        let password: SecureBytes
+        if passwordFromStdin && !stdinIsTerminal {
+            password = try stdinLine(what: "the new password of '\(collection)'")
+        } else {
+            try requireTerminal(for: "the new password of '\(collection)'")
+            password = try Terminal.readHidden(prompt: "New password for '\(collection)': ")
+            guard !password.isEmpty else { throw CLIError.usage("the password is empty; nothing was changed") }
+            let again = try Terminal.readHidden(prompt: "Retype the new password: ")
+            guard password.constantTimeEquals(again) else {
+                throw CLIError.usage("the passwords do not match; nothing was changed")
+            }
+        }
+        guard !password.isEmpty else { throw CLIError.usage("the new password is empty; nothing was changed") }
+        return password
+    }
+
+    /// An item's secret: typed twice at a no-echo prompt when stdin is a terminal; otherwise
+    /// the rest of stdin, with one trailing "\n" dropped unless `raw`. Never empty.
+    func secret(raw: Bool) throws -> SecureBytes {
+        let secret: SecureBytes
+        if stdinIsTerminal {
+            secret = try Terminal.readHidden(prompt: "Secret: ")
+            guard !secret.isEmpty else { throw CLIError.usage("the secret is empty; nothing was stored") }
+            let again = try Terminal.readHidden(prompt: "Retype the secret: ")
+            guard secret.constantTimeEquals(again) else {
+                throw CLIError.usage("the two secrets do not match; nothing was stored")
+            }
+        } else {
+            let all = try stdinRest()
+            if !raw, all.count > 0, all[all.count - 1] == UInt8(ascii: "\n") {
+                secret = try all.slice(0..<(all.count - 1))
+            } else {
+                secret = all
+            }
+        }
+        guard !secret.isEmpty else {
+            throw CLIError.usage("the secret is empty; nothing was stored. Pipe it to stdin, e.g.: printf %s \"$SECRET\" | coffer add ...")
+        }
+        guard secret.count <= Limits.maxSecretBytes else {
+            throw CLIError.usage("the secret is larger than \(Limits.maxSecretBytes) bytes; nothing was stored")
+        }
+        return secret
+    }
+
+    // MARK: Stdin
+
+    private func requireTerminal(for what: String) throws {
+        guard Terminal.isAvailable else {
+            throw CLIError.usage("no terminal to ask for \(what); pass it as the first line of stdin with --password-stdin")
+        }
+    }
+
+    /// The next line of stdin, read byte by byte so that nothing after it is consumed.
+    private func stdinLine(what: String) throws -> SecureBytes {
+        guard !stdinExhausted else {
+            throw CLIError.usage("--password-stdin: stdin ended before \(what); put one password per line")
+        }
+        let line = SecureBytesReader(fd: STDIN_FILENO)
+        let (bytes, sawNewline) = try line.readLine(limit: Terminal.maxLineBytes)
+        if !sawNewline {
+            stdinExhausted = true
+            guard !bytes.isEmpty else {
+                throw CLIError.usage("--password-stdin: stdin ended before \(what); put one password per line")
+            }
+        }
+        return bytes
+    }
+
+    /// Everything left on stdin, up to the largest secret coffer stores (plus one byte, so
+    /// that a trailing newline still fits).
+    private func stdinRest() throws -> SecureBytes {
+        if stdinExhausted { return try SecureBytes(capacity: 0) }
+        stdinExhausted = true
+        return try SecureBytesReader(fd: STDIN_FILENO).readToEnd(limit: Limits.maxSecretBytes + 1) {
+            CLIError.usage("the secret is larger than \(Limits.maxSecretBytes) bytes; nothing was stored")
+        }
+    }
+}
+
+/// Reads a descriptor into secure memory; the bounce buffer is wiped.
+struct SecureBytesReader {
+    let fd: Int32
+
+    func readLine(limit: Int) throws -> (SecureBytes, sawNewline: Bool) {
+        let line = try SecureBytes(capacity: 64)
+        var byte: UInt8 = 0
+        defer { byte = 0 }
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.storeFailure("cannot read stdin: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return (try trimmedCR(line), false) }
+            if byte == UInt8(ascii: "\n") { return (try trimmedCR(line), true) }
+            guard line.count < limit else { throw CLIError.usage("a line of stdin is longer than \(limit) bytes") }
+            try line.append(byte)
+        }
+    }
+
+    func readToEnd(limit: Int, tooLarge: () -> CLIError) throws -> SecureBytes {
+        let result = try SecureBytes(capacity: 4096)
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        defer { zero(&chunk) }
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.storeFailure("cannot read stdin: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return result }
+            guard result.count + n <= limit else { throw tooLarge() }
+            try result.append(chunk[0..<n])
+        }
+    }
+
+    private func trimmedCR(_ line: SecureBytes) throws -> SecureBytes {
+        guard line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") else { return line }
+        return try line.slice(0..<(line.count - 1))
+    }
+}

@@ -1,0 +1,130 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+
+/// The one place that opens the keychain and gets a collection unlocked.
+///
+/// Today this is direct mode: the encrypted files are opened in this process (FileStore) and
+/// every command unlocks with the password again, so nothing stays unlocked between
+/// commands. A daemon-backed path (talking to cofferd over D-Bus, where a collection may
+/// already be unlocked) belongs here too, behind the same methods.
+struct KeychainAccess {
+    let keychain: Keychain
+    let directory: String
+    /// The `--data-dir` the user gave, repeated in hints so that copied commands work.
+    private let explicitDirectory: String?
+
+    /// How many times a password is asked on a terminal before giving up.
+    static let terminalAttempts = 3
+
+    init(_ global: GlobalOptions) throws {
+        explicitDirectory = global.dataDir
+        directory = global.dataDir ?? FileStore.defaultDirectory()
+        let store = try FileStore(directory: directory)
+        keychain = Keychain(provider: store, sessionCollection: false)
+    }
+
+    /// `coffer [--data-dir DIR] <arguments>`, for hints in messages.
+    func command(_ arguments: String) -> String {
+        guard let explicitDirectory else { return "coffer \(arguments)" }
+        return "coffer --data-dir \(shellQuoted(explicitDirectory)) \(arguments)"
+    }
+
+    // MARK: Which collection
+
+    /// The collection `name` names (a collection id or an alias), or with nil the collection
+    /// of the `default` alias (which falls back to `login`).
+    func resolve(_ name: String?) throws -> CollectionID {
+        guard let name else { return try defaultCollection() }
+        if let id = CollectionID(name), try keychain.collectionIDs().contains(id) { return id }
+        if let id = try keychain.resolveAlias(name) { return id }
+        throw CLIError.notFound("no collection named '\(Encode.display(name))'. List them with: \(command("collections"))")
+    }
+
+    /// `name` as an existing collection id (no alias lookup: for destructive commands).
+    func existing(_ name: String) throws -> CollectionID {
+        guard let id = CollectionID(name), try keychain.collectionIDs().contains(id) else {
+            throw CLIError.notFound("no collection named '\(Encode.display(name))'. List them with: \(command("collections"))")
+        }
+        return id
+    }
+
+    private func defaultCollection() throws -> CollectionID {
+        if let id = try keychain.resolveAlias(Keychain.defaultAlias) { return id }
+        let ids = try keychain.collectionIDs()
+        guard !ids.isEmpty else {
+            throw CLIError.notFound("no collection yet. Create one with: \(command("create-collection login"))")
+        }
+        let names = ids.map(\.rawValue).joined(separator: ", ")
+        throw CLIError.notFound("no default collection (there is no 'login' and no 'default' alias); pass --collection ID (existing: \(names))")
+    }
+
+    // MARK: Unlocking
+
+    /// Whether `id` needs a password before its items can be read or changed.
+    func isLocked(_ id: CollectionID) throws -> Bool {
+        try keychain.info(id).isLocked
+    }
+
+    /// Unlocks `id` unless it already is, asking `input` for the password (up to three
+    /// times on a terminal). A wrong password exits with status 3.
+    func unlock(_ id: CollectionID, input: InputSource) throws {
+        guard try isLocked(id) else { return }
+        let attempts = input.asksOnTerminal ? Self.terminalAttempts : 1
+        for attempt in 1...attempts {
+            let password = try input.password(for: id)
+            do {
+                try keychain.unlock(id, password: password)
+                return
+            } catch {
+                guard error == .authenticationFailed else { throw error }
+                if attempt < attempts {
+                    Output.note("wrong password, try again")
+                }
+            }
+        }
+        throw CLIError.locked("wrong password for collection '\(id)'; nothing was changed")
+    }
+
+    /// Changes the password of `id`: the current one (checked first, with retries, on a
+    /// terminal), then the new one (asked twice on a terminal).
+    func changePassword(_ id: CollectionID, input: InputSource) throws {
+        var old = try input.password(for: id, prompt: "Current password for '\(id)': ")
+        if input.asksOnTerminal {
+            // Check the old password before asking for a new one, and allow retries.
+            var attempt = 1
+            while true {
+                do {
+                    try keychain.unlock(id, password: old)
+                    break
+                } catch {
+                    guard error == .authenticationFailed else { throw error }
+                    guard attempt < Self.terminalAttempts else {
+                        throw CLIError.locked("wrong password for collection '\(id)'; the password was not changed")
+                    }
+                    Output.note("wrong password, try again")
+                    attempt += 1
+                    old = try input.password(for: id, prompt: "Current password for '\(id)': ")
+                }
+            }
+        }
+        let new = try input.newPassword(for: id)
+        do {
+            try keychain.changePassword(id, from: old, to: new)
+        } catch {
+            guard error == .authenticationFailed else { throw error }
+            throw CLIError.locked("wrong password for collection '\(id)'; the password was not changed")
+        }
+    }
+}
+
+/// `text` quoted for a POSIX shell when it needs quoting.
+func shellQuoted(_ text: String) -> String {
+    let plain = text.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || [UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: ":"), UInt8(ascii: ",")].contains(byte)
+    }
+    if plain && !text.isEmpty { return text }
+    return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import CofferCore
+
+struct Lock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Lock a collection.",
+        discussion: """
+        Locks the collection (default: the default collection). Without the daemon this \
+        only reports: coffer keeps nothing unlocked between commands, so every collection \
+        is locked already.
+
+        EXAMPLES
+          coffer lock
+          coffer lock work
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The collection (an id or an alias).", valueName: "id"))
+    var id: String?
+
+    func run() throws {
+        let access = try KeychainAccess(global)
+        let collection = try access.resolve(id)
+        try access.keychain.lock(collection)
+        Output.line("collection '\(collection)' is locked")
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import CofferCore
+
+struct Passwd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passwd",
+        abstract: "Change a collection's password.",
+        discussion: """
+        Asks for the current password, then the new one twice (on the terminal). With \
+        --password-stdin, line 1 of stdin is the current password and line 2 the new one. \
+        The new password may not be empty. A wrong current password exits with status 3 \
+        and changes nothing.
+
+        EXAMPLES
+          coffer passwd
+          printf '%s\\n%s\\n' "$OLD" "$NEW" | coffer passwd work --password-stdin
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The collection (an id or an alias; default: the default collection).", valueName: "id"))
+    var id: String?
+
+    @OptionGroup var passwords: PasswordOptions
+
+    func run() throws {
+        let access = try KeychainAccess(global)
+        let collection = try access.resolve(id)
+        try access.changePassword(collection, input: InputSource(passwordFromStdin: passwords.passwordStdin))
+        Output.line("password of '\(collection)' changed")
+    }
+}

@@ -1,0 +1,219 @@
+import ArgumentParser
+import CofferCore
+import CofferCrypto
+
+struct Search: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Find items by their attributes.",
+        discussion: """
+        Lists the items of one collection that carry every attribute given (no attribute \
+        matches every item): only the first match unless --all is given. Each match shows \
+        its collection and id, label, lock state and attributes; the secret only with \
+        --show-secret. Exits with status 1 when nothing matches (without asking for the \
+        password).
+
+        Reading labels and attributes needs the collection password. With --no-unlock, no \
+        password is asked: matches are listed by reference only, as locked.
+
+        --json prints an array of objects {"collection", "id", "label", "attributes", \
+        "locked"}, plus "secret" with --show-secret (a string; binary secrets that are not \
+        UTF-8 come as "secret_base64" instead). Labels and attributes are null for locked \
+        matches.
+
+        --secret-only prints just the first match's secret followed by a newline (none \
+        with --raw, which gives back exactly the bytes stored): for scripts.
+
+        EXAMPLES
+          coffer search --service github.com
+          coffer search --all --json --collection work
+          TOKEN=$(coffer search --service api --account bot --secret-only)
+          coffer search --service ssh --account deploy --secret-only --raw > key
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var item: ItemOptions
+
+    @Flag(help: "List every match, not only the first.")
+    var all = false
+
+    @Flag(name: .customLong("show-secret"), help: "Include the secrets in the listing.")
+    var showSecret = false
+
+    @Flag(name: .customLong("secret-only"), help: "Print only the first match's secret.")
+    var secretOnly = false
+
+    @Flag(help: "With --secret-only: print the secret's bytes exactly, without a newline.")
+    var raw = false
+
+    @Flag(help: "Print the matches as a JSON array.")
+    var json = false
+
+    @Flag(name: .customLong("no-unlock"), help: "Do not ask for the password; list matches by reference only.")
+    var noUnlock = false
+
+    @OptionGroup var passwords: PasswordOptions
+
+    func validate() throws {
+        if secretOnly && (all || json || showSecret) {
+            throw ValidationError("--secret-only prints one secret alone; it does not combine with --all, --json or --show-secret")
+        }
+        if noUnlock && (showSecret || secretOnly) {
+            throw ValidationError("--no-unlock cannot show secrets")
+        }
+        if raw && !secretOnly {
+            throw ValidationError("--raw only applies to --secret-only")
+        }
+    }
+
+    func run() throws {
+        let access = try KeychainAccess(global)
+        let id = try access.resolve(item.collection)
+        let attributes = try item.attributes()
+        let limit: MatchLimit = all ? .all : .one
+        // Matching works while locked: report "nothing" without asking for a password.
+        guard try !access.keychain.search(Query(attributes: attributes, collection: id, limit: limit)).isEmpty else {
+            throw CLIError.notFound("no item in '\(id)' matches the query")
+        }
+        if !noUnlock {
+            try access.unlock(id, input: InputSource(passwordFromStdin: passwords.passwordStdin))
+        }
+        let wantSecret = showSecret || secretOnly
+        let results = try access.keychain.search(Query(attributes: attributes, collection: id, limit: limit,
+                                                       returnAttributes: true, returnSecret: wantSecret))
+        guard let first = results.first else {
+            throw CLIError.notFound("no item in '\(id)' matches the query")
+        }
+        if secretOnly {
+            guard let secret = first.secret else { throw CLIError.locked("collection '\(id)' is locked") }
+            secret.bytes.withUnprotectedCopy { bytes in
+                var out = [UInt8]()
+                out.reserveCapacity(bytes.count + 1)
+                out.append(contentsOf: bytes)
+                if !raw { out.append(UInt8(ascii: "\n")) }
+                Output.write(out)
+                zero(&out)
+            }
+            return
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(ResultWriter.capacity(for: results))
+        if json {
+            ResultWriter.json(results, to: &out)
+        } else {
+            ResultWriter.text(results, to: &out)
+        }
+        Output.write(out)
+        zero(&out)
+    }
+}
+
+/// Formats search results into a buffer reserved large enough never to reallocate (so that
+/// no copy of a secret is left behind in freed memory); the caller zeroes it.
+enum ResultWriter {
+    static func capacity(for results: [SearchResult]) -> Int {
+        var total = 64
+        for result in results {
+            total += 256
+            if let metadata = result.metadata {
+                total += metadata.label.utf8.count * 6 + 32
+                for (name, value) in metadata.attributes { total += (name.utf8.count + value.utf8.count) * 6 + 32 }
+            }
+            if let secret = result.secret { total += secret.bytes.count * 6 + 64 }
+        }
+        return total
+    }
+
+    static func json(_ results: [SearchResult], to out: inout [UInt8]) {
+        out.append(contentsOf: Array("[".utf8))
+        for (index, result) in results.enumerated() {
+            out.append(contentsOf: Array((index == 0 ? "\n  {" : ",\n  {").utf8))
+            key("collection", &out)
+            Encode.jsonString(result.reference.collection.rawValue, to: &out)
+            out.append(contentsOf: Array(", ".utf8))
+            key("id", &out)
+            out.append(contentsOf: Array(String(result.reference.item).utf8))
+            out.append(contentsOf: Array(", ".utf8))
+            key("label", &out)
+            if let metadata = result.metadata {
+                Encode.jsonString(metadata.label, to: &out)
+            } else {
+                out.append(contentsOf: Array("null".utf8))
+            }
+            out.append(contentsOf: Array(", ".utf8))
+            key("attributes", &out)
+            if let metadata = result.metadata {
+                out.append(UInt8(ascii: "{"))
+                for (position, name) in metadata.attributes.keys.sorted().enumerated() {
+                    if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
+                    Encode.jsonString(name, to: &out)
+                    out.append(contentsOf: Array(": ".utf8))
+                    Encode.jsonString(metadata.attributes[name]!, to: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+            } else {
+                out.append(contentsOf: Array("null".utf8))
+            }
+            out.append(contentsOf: Array(", ".utf8))
+            key("locked", &out)
+            out.append(contentsOf: Array((result.isLocked ? "true" : "false").utf8))
+            if let secret = result.secret {
+                secret.bytes.withUnprotectedCopy { bytes in
+                    out.append(contentsOf: Array(", ".utf8))
+                    if isValidUTF8(bytes) {
+                        key("secret", &out)
+                        Encode.jsonString(bytes, to: &out)
+                    } else {
+                        key("secret_base64", &out)
+                        out.append(UInt8(ascii: "\""))
+                        Encode.base64(bytes, to: &out)
+                        out.append(UInt8(ascii: "\""))
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: Array((results.isEmpty ? "]\n" : "\n]\n").utf8))
+    }
+
+    /// secret-tool's layout: a "[collection/id]" header, then "key = value" lines, with
+    /// control characters escaped.
+    static func text(_ results: [SearchResult], to out: inout [UInt8]) {
+        for (index, result) in results.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "\n")) }
+            line("[\(result.reference)]", &out)
+            if let metadata = result.metadata {
+                line("label = \(Encode.display(metadata.label))", &out)
+            }
+            line("locked = \(result.isLocked ? "yes" : "no")", &out)
+            if let metadata = result.metadata {
+                for name in metadata.attributes.keys.sorted() {
+                    line("attribute.\(Encode.display(name)) = \(Encode.display(metadata.attributes[name]!))", &out)
+                }
+            }
+            if let secret = result.secret {
+                secret.bytes.withUnprotectedCopy { bytes in
+                    if isValidUTF8(bytes) {
+                        out.append(contentsOf: Array("secret = ".utf8))
+                        Encode.display(bytes, to: &out)
+                    } else {
+                        out.append(contentsOf: Array("secret_base64 = ".utf8))
+                        Encode.base64(bytes, to: &out)
+                    }
+                    out.append(UInt8(ascii: "\n"))
+                }
+            }
+        }
+    }
+
+    private static func key(_ name: String, _ out: inout [UInt8]) {
+        Encode.jsonString(name, to: &out)
+        out.append(contentsOf: Array(": ".utf8))
+    }
+
+    private static func line(_ text: String, _ out: inout [UInt8]) {
+        out.append(contentsOf: Array(text.utf8))
+        out.append(UInt8(ascii: "\n"))
+    }
+}

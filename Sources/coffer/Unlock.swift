@@ -1,0 +1,33 @@
+import ArgumentParser
+import CofferCore
+
+struct Unlock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Unlock a collection (check its password).",
+        discussion: """
+        Unlocks the collection (default: the default collection) with its password. \
+        Without the daemon this checks the password and reports, and the collection is \
+        locked again when coffer exits: every command asks for the password itself. A \
+        wrong password exits with status 3.
+
+        EXAMPLES
+          coffer unlock
+          printf '%s\\n' "$PASSWORD" | coffer unlock work --password-stdin
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The collection (an id or an alias).", valueName: "id"))
+    var id: String?
+
+    @OptionGroup var passwords: PasswordOptions
+
+    func run() throws {
+        let access = try KeychainAccess(global)
+        let collection = try access.resolve(id)
+        try access.unlock(collection, input: InputSource(passwordFromStdin: passwords.passwordStdin))
+        Output.line("password accepted for '\(collection)' (without the daemon, nothing stays unlocked after coffer exits)")
+    }
+}
