@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+/// A private data directory and HOME for one test, and a way to run the built `coffer` on it.
+final class CLIFixture {
+    let root: String
+    var dataDir: String { root + "/data" }
+    var home: String { root + "/home" }
+    /// Every result this fixture produced, for checks across a whole test.
+    private(set) var history: [RunResult] = []
+
+    static let password = "correct horse battery"
+
+    init() throws {
+        root = NSTemporaryDirectory() + "coffer-cli-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The `coffer` executable next to the test bundle (the build directory), or $COFFER_CLI.
+    static let executable: String = {
+        if let explicit = ProcessInfo.processInfo.environment["COFFER_CLI"], !explicit.isEmpty { return explicit }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidates: [String] = []
+        for _ in 0..<5 {
+            candidates.append(directory.appendingPathComponent("coffer").path)
+            directory = directory.deletingLastPathComponent()
+        }
+        return candidates.first(where: isExecutableFile) ?? candidates[0]
+    }()
+
+    private static func isExecutableFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            && FileManager.default.isExecutableFile(atPath: path)
+    }
+
+    /// A clean environment: HOME inside the fixture, no COFFER_DATA_DIR or XDG_DATA_HOME.
+    var environment: [String: String] {
+        ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+    }
+
+    /// Runs `coffer --data-dir <fixture> arguments...` with `stdin`.
+    @discardableResult
+    func run(_ arguments: [String], stdin: [UInt8] = [], dataDir: Bool = true) throws -> RunResult {
+        let full = (dataDir ? ["--data-dir", self.dataDir] : []) + arguments
+        let result = try CLIProcess.run(Self.executable, full, stdin: stdin, environment: environment)
+        #expect(!result.timedOut, "coffer \(arguments.joined(separator: " ")) timed out")
+        history.append(result)
+        return result
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: String) throws -> RunResult {
+        try run(arguments, stdin: Array(stdin.utf8))
+    }
+
+    /// `--password-stdin` input: the password line, then `rest`.
+    func withPassword(_ rest: String = "", password: String = CLIFixture.password) -> [UInt8] {
+        Array("\(password)\n\(rest)".utf8)
+    }
+
+    /// Creates collection `id` with the fixture's password.
+    func createCollection(_ id: String = "login") throws {
+        let result = try run(["create-collection", id, "--password-stdin"], stdin: withPassword())
+        #expect(result.status == 0, "create-collection failed: \(result.err)")
+    }
+
+    /// Adds an item and returns its id (from "added login/ID").
+    @discardableResult
+    func add(_ arguments: [String], secret: String) throws -> UInt64? {
+        let result = try run(["add", "--password-stdin"] + arguments, stdin: withPassword(secret))
+        #expect(result.status == 0, "add failed: \(result.err)")
+        return Self.itemID(result.out)
+    }
+
+    /// The item id in "added login/3" or "replaced login/3".
+    static func itemID(_ output: String) -> UInt64? {
+        guard let slash = output.lastIndex(of: "/") else { return nil }
+        return UInt64(output[output.index(after: slash)...].trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Parses `--json` search output.
+    static func jsonArray(_ result: RunResult) throws -> [[String: Any]] {
+        let value = try JSONSerialization.jsonObject(with: Data(result.stdout))
+        return try #require(value as? [[String: Any]])
+    }
+}
+
+extension [UInt8] {
+    /// Whether `needle` occurs in these bytes.
+    func contains(bytes needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
+        for start in 0...(count - needle.count) where self[start..<(start + needle.count)].elementsEqual(needle) {
+            return true
+        }
+        return false
+    }
+}
