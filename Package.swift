@@ -31,7 +31,14 @@ let package = Package(
         .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
         .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
 
+        // The org.freedesktop.Secret.* object layer.
+        .target(name: "SecretService", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+
         // Executables.
+        .executableTarget(name: "cofferd", dependencies: [
+            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .executableTarget(name: "coffer", dependencies: [
             "CofferCore", "CofferStore", "CofferCrypto",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -44,7 +51,8 @@ let package = Package(
         // Test support (used by test targets only): private buses and child processes.
         .target(name: "CofferTestSupport"),
 
-        // Tests, and a tool the store's crash and concurrency tests run as a child process.
+        // Tests, and tools the tests run as child processes: a pinentry that answers from a
+        // script, and a the store's crash and concurrency tests run as a child process.
         .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
                           path: "Tests/Tools/StoreTortureWriter"),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),

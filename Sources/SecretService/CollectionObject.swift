@@ -1,0 +1,78 @@
+import CofferCore
+import DBusKit
+
+/// A collection (also reached through its aliases): org.freedesktop.Secret.Collection.
+struct CollectionObject: DBusObject {
+    let server: SecretServer
+    let id: CollectionID
+
+    var interfaces: [InterfaceDescription] { [SecretInterface.collectionDescription] }
+    private var path: ObjectPath { SecretPath.collection(id) }
+
+    static let labelKey = "org.freedesktop.Secret.Item.Label"
+    static let attributesKey = "org.freedesktop.Secret.Item.Attributes"
+    static let typeKey = "org.freedesktop.Secret.Item.Type"
+
+    func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
+        let info = try server.keychain.info(id)
+        switch name {
+        case "Items": return .objectPathArray(server.itemPaths(in: id))
+        case "Label": return .string(info.label)
+        case "Locked": return .boolean(info.isLocked)
+        case "Created": return .uint64(info.created)
+        default: return .uint64(info.modified)
+        }
+    }
+
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+        try server.keychain.collection(id).setLabel(value.string!)
+        server.emitPropertiesChanged(path, SecretInterface.collection, changed: ["Label": value])
+        server.emit(SecretPath.service, SecretInterface.service, "CollectionChanged", [.objectPath(path)])
+    }
+
+    func handleMethod(_ call: MethodCall) throws -> MethodResult {
+        let a = call.arguments
+        switch call.member {
+        case "Delete":
+            try server.keychain.deleteCollection(id)
+            server.log("collection \(id) deleted by \(call.sender)")
+            server.emit(SecretPath.service, SecretInterface.service, "CollectionDeleted", [.objectPath(path)])
+            server.collectionsChanged()
+            return .reply([.objectPath(SecretPath.none)])
+        case "SearchItems":
+            let results = try server.keychain.search(Query(attributes: a[0].stringDictionary!, collection: id))
+            return .reply([.objectPathArray(results.map { SecretPath.item($0.reference) })])
+        case "CreateItem":
+            return .reply(try createItem(properties: a[0].variantDictionary!, secret: a[1], replace: a[2].bool!, caller: call.sender))
+        default:
+            throw DBusError.unknownMethod("no method \(call.interface).\(call.member)")
+        }
+    }
+
+    private func createItem(properties: [String: DBusValue], secret value: DBusValue, replace: Bool,
+                            caller: String) throws -> [DBusValue] {
+        let label = try Self.unwrap(properties[Self.labelKey], as: \.string, "a string") ?? ""
+        var attributes = try Self.unwrap(properties[Self.attributesKey], as: \.stringDictionary, "a string dictionary") ?? [:]
+        if let type = try Self.unwrap(properties[Self.typeKey], as: \.string, "a string"), attributes[ItemClass.schemaAttribute] == nil {
+            attributes[ItemClass.schemaAttribute] = type
+        }
+        guard try !server.keychain.info(id).isLocked else {
+            throw SecretError.isLocked("Cannot create an item in a locked collection")
+        }
+        let secret = try server.secret(from: value, for: caller)
+        let existed = try server.keychain.collection(id).itemIDs(withExactly: attributes)
+        let reference = try server.keychain.add(NewItem(label: label, attributes: attributes, secret: secret), to: id,
+                                                onDuplicate: replace ? .replace : .allow)
+        server.itemsChanged(in: id, replace && existed.contains(reference.item) ? "ItemChanged" : "ItemCreated", reference)
+        return [.objectPath(SecretPath.item(reference)), .objectPath(SecretPath.none)]
+    }
+
+    /// A property dictionary value (variant unwrapped) of the expected type, or nil if absent.
+    static func unwrap<T>(_ value: DBusValue?, as extract: KeyPath<DBusValue, T?>, _ what: String) throws(DBusError) -> T? {
+        guard let value else { return nil }
+        guard let result = (value.variantValue ?? value)[keyPath: extract] else {
+            throw .invalidArgs("invalid properties: a value must be \(what)")
+        }
+        return result
+    }
+}

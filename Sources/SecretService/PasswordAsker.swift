@@ -1,0 +1,38 @@
+import CofferCrypto
+
+/// What a prompt asks the user.
+public struct PasswordRequest: Sendable {
+    /// Window title, e.g. "Unlock Keyring".
+    public var title: String
+    /// A sentence saying why, e.g. "An application wants access to the keyring 'login'."
+    public var description: String
+    /// The label next to the entry, e.g. "Password:".
+    public var prompt: String
+    /// Shown above the entry after a failed try, e.g. "Wrong password, try again."
+    public var error: String?
+    /// Ask twice and require both entries to match (for new passwords).
+    public var confirm: Bool
+
+    public init(title: String, description: String, prompt: String = "Password:", error: String? = nil, confirm: Bool = false) {
+        self.title = title
+        self.description = description
+        self.prompt = prompt
+        self.error = error
+        self.confirm = confirm
+    }
+}
+
+/// How asking ended.
+public enum PasswordAnswer: Sendable {
+    case password(SecureBytes)
+    /// The user cancelled or closed the dialog.
+    case cancelled
+    /// No dialog could be shown; the text says why (for the log, never containing a secret).
+    case unavailable(String)
+}
+
+/// Asks the user for a password. `ask` blocks until the user answers, so callers run it off
+/// the D-Bus loop.
+public protocol PasswordAsker: Sendable {
+    func ask(_ request: PasswordRequest) -> PasswordAnswer
+}

@@ -1,0 +1,195 @@
+import CofferCore
+import CofferCrypto
+import DBusKit
+import Dispatch
+
+/// A pending operation that needs the user: unlocking collections, creating one, or changing
+/// a password. Its client calls `Prompt`, the dialog runs on another thread, and the client
+/// gets `Completed(dismissed, result)` (unicast) with a result of the type it expects, also
+/// when dismissed: `ao` for unlock, `o` for create, `s` for a password change.
+final class Prompt: @unchecked Sendable {
+    enum Action {
+        /// The paths the client asked for, with the collection each names.
+        case unlock([(ObjectPath, CollectionID)])
+        case createCollection(label: String, alias: String)
+        case changePassword(CollectionID)
+    }
+
+    /// What the dialog thread hands back to the loop.
+    private struct Outcome: Sendable {
+        var dismissed: Bool
+        var result: DBusValue
+        var unlocked: [CollectionID] = []
+        var created: CollectionID?
+    }
+
+    let number: UInt64
+    /// The unique name of the client that caused it; only it may show or dismiss it.
+    let owner: String
+    let action: Action
+    private unowned let server: SecretServer
+    private var started = false
+    private var finished = false
+
+    init(number: UInt64, owner: String, action: Action, server: SecretServer) {
+        self.number = number
+        self.owner = owner
+        self.action = action
+        self.server = server
+    }
+
+    var path: ObjectPath { SecretPath.prompt(number) }
+
+    /// The result sent when nothing was done.
+    private var emptyResult: DBusValue {
+        switch action {
+        case .unlock: .array(elementSignature: .objectPath, [])
+        case .createCollection: .objectPath(SecretPath.none)
+        case .changePassword: .string("")
+        }
+    }
+
+    /// Shows the dialog; only once.
+    func show() throws(DBusError) {
+        guard !started else { throw DBusError(name: SecretError.alreadyExists, message: "This prompt has already been shown.") }
+        started = true
+        guard let passwords = server.passwords else {
+            server.log("prompt p\(number): no password dialog available; dismissed")
+            complete(Outcome(dismissed: true, result: emptyResult))
+            return
+        }
+        let connection = server.connection
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let outcome = run(passwords)
+            connection.post { self.complete(outcome) }
+        }
+    }
+
+    /// Cancels: the client gets `Completed(true, <empty result>)` at once.
+    func dismiss() {
+        complete(Outcome(dismissed: true, result: emptyResult))
+    }
+
+    /// The client left: no signal, nothing more to do.
+    func abandon() {
+        finished = true
+    }
+
+    private func complete(_ outcome: Outcome) {
+        for id in outcome.unlocked {
+            server.log("collection \(id) unlocked by \(owner)")
+            server.lockStateChanged(id)
+        }
+        if let id = outcome.created {
+            server.log("collection \(id) created by \(owner)")
+            server.emit(SecretPath.service, SecretInterface.service, "CollectionCreated", [.objectPath(SecretPath.collection(id))])
+            server.collectionsChanged()
+        }
+        guard !finished else { return }
+        finished = true
+        server.finishPrompt(self)
+        server.emit(path, SecretInterface.prompt, "Completed", [.boolean(outcome.dismissed), .variant(outcome.result)], to: owner)
+    }
+
+    // MARK: The dialogs (off the loop)
+
+    private func run(_ passwords: any PasswordAsker) -> Outcome {
+        switch action {
+        case .unlock(let targets): return unlock(targets, passwords)
+        case .createCollection(let label, let alias): return create(label: label, alias: alias, passwords)
+        case .changePassword(let id): return change(id, passwords)
+        }
+    }
+
+    private func answer(_ request: PasswordRequest, _ passwords: any PasswordAsker) -> SecureBytes? {
+        switch passwords.ask(request) {
+        case .password(let password): return password
+        case .cancelled: return nil
+        case .unavailable(let why):
+            server.log("prompt p\(number): \(why)")
+            return nil
+        }
+    }
+
+    private func unlock(_ targets: [(ObjectPath, CollectionID)], _ passwords: any PasswordAsker) -> Outcome {
+        var done: [ObjectPath] = []
+        var unlocked: [CollectionID] = []
+        for (path, id) in targets {
+            guard let info = try? server.keychain.info(id) else { continue }
+            var error: String?
+            while info.isLocked, !unlocked.contains(id) {
+                let request = PasswordRequest(title: "Unlock Keyring",
+                                              description: "An application wants access to the keyring '\(info.label)', but it is locked.",
+                                              error: error)
+                guard let password = answer(request, passwords) else {
+                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
+                }
+                do {
+                    try server.keychain.unlock(id, password: password)
+                    unlocked.append(id)
+                } catch .authenticationFailed {
+                    error = "The unlock password was incorrect."
+                } catch {
+                    server.log("prompt p\(number): cannot unlock \(id): \(error)")
+                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
+                }
+            }
+            done.append(path)
+        }
+        return Outcome(dismissed: false, result: .objectPathArray(done), unlocked: unlocked)
+    }
+
+    private func create(label: String, alias: String, _ passwords: any PasswordAsker) -> Outcome {
+        let request = PasswordRequest(title: "New Keyring Password",
+                                      description: "An application wants to create a new keyring called '\(label)'. Choose the password you want to use for it.",
+                                      confirm: true)
+        guard let password = answer(request, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
+        do {
+            let id = try server.keychain.createCollection(label: label, password: password)
+            if !alias.isEmpty { try server.keychain.setAlias(alias, to: id) }
+            return Outcome(dismissed: false, result: .objectPath(SecretPath.collection(id)), created: id)
+        } catch {
+            server.log("prompt p\(number): cannot create collection '\(label)': \(error)")
+            return Outcome(dismissed: true, result: emptyResult)
+        }
+    }
+
+    private func change(_ id: CollectionID, _ passwords: any PasswordAsker) -> Outcome {
+        let label = (try? server.keychain.info(id).label) ?? id.rawValue
+        var error: String?
+        while true {
+            let askOld = PasswordRequest(title: "Change Keyring Password",
+                                         description: "Enter the current password of the keyring '\(label)'.", error: error)
+            guard let old = answer(askOld, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
+            let askNew = PasswordRequest(title: "Change Keyring Password",
+                                         description: "Choose a new password for the keyring '\(label)'.", confirm: true)
+            guard let new = answer(askNew, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
+            do {
+                try server.keychain.changePassword(id, from: old, to: new)
+                server.log("password of collection \(id) changed by \(owner)")
+                return Outcome(dismissed: false, result: .string(""))
+            } catch .authenticationFailed {
+                error = "The original password was incorrect."
+            } catch {
+                server.log("prompt p\(number): cannot change the password of \(id): \(error)")
+                return Outcome(dismissed: true, result: emptyResult)
+            }
+        }
+    }
+}
+
+/// org.freedesktop.Secret.Prompt over a `Prompt`.
+struct PromptObject: DBusObject {
+    let server: SecretServer
+    let prompt: Prompt
+
+    var interfaces: [InterfaceDescription] { [SecretInterface.promptDescription] }
+
+    func handleMethod(_ call: MethodCall) throws -> MethodResult {
+        guard call.sender == prompt.owner else {
+            throw DBusError.unknownMethod("this prompt belongs to another client")
+        }
+        if call.member == "Prompt" { try prompt.show() } else { prompt.dismiss() }
+        return .empty
+    }
+}

@@ -1,0 +1,29 @@
+import CofferCore
+import DBusKit
+
+/// The error names Secret Service clients look for.
+enum SecretError {
+    static let isLocked = "org.freedesktop.Secret.Error.IsLocked"
+    static let noSession = "org.freedesktop.Secret.Error.NoSession"
+    static let noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
+    static let alreadyExists = "org.freedesktop.Secret.Error.AlreadyExists"
+    static let denied = "org.gnome.keyring.Error.Denied"
+
+    static func noSession(_ message: String) -> DBusError { DBusError(name: noSession, message: message) }
+    static func noSuchObject(_ message: String) -> DBusError { DBusError(name: noSuchObject, message: message) }
+    static func isLocked(_ message: String) -> DBusError { DBusError(name: isLocked, message: message) }
+}
+
+/// Core errors become the D-Bus errors libsecret, SecretStorage and keyring expect.
+extension CofferError: DBusErrorConvertible {
+    public var dbusError: DBusError {
+        switch self {
+        case .locked: SecretError.isLocked(description)
+        case .itemNotFound, .collectionNotFound: SecretError.noSuchObject(description)
+        case .invalidArgument: .invalidArgs(description)
+        case .authenticationFailed: DBusError(name: SecretError.denied, message: "The password was invalid")
+        case .duplicateItem, .collectionExists: DBusError(name: SecretError.alreadyExists, message: description)
+        case .storeCorrupt, .io: .failed(description)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import CofferCore
+import DBusKit
+
+/// The object paths of the Secret Service and what each one names.
+///
+/// Collections live at `/org/freedesktop/secrets/collection/<id>` (the id escaped as
+/// gnome-keyring does, so `my_keys` is `my_5fkeys`), items one level below by decimal id, sessions at `…/session/s<N>`, prompts at
+/// `…/prompt/p<N>`. `…/aliases/<name>[/<item>]` names the same objects as the collection the
+/// alias points to; replies and signals always carry the real paths.
+enum SecretPath {
+    static let service: ObjectPath = "/org/freedesktop/secrets"
+    static let collections: ObjectPath = "/org/freedesktop/secrets/collection"
+    static let aliases: ObjectPath = "/org/freedesktop/secrets/aliases"
+    static let sessions: ObjectPath = "/org/freedesktop/secrets/session"
+    static let prompts: ObjectPath = "/org/freedesktop/secrets/prompt"
+    /// "No object": the empty prompt, a missing alias.
+    static let none: ObjectPath = "/"
+
+    static func collection(_ id: CollectionID) -> ObjectPath {
+        collections.appending(escaping: id.rawValue)
+    }
+
+    static func item(_ reference: ItemReference) -> ObjectPath {
+        collection(reference.collection).appending(escaping: String(reference.item))
+    }
+
+    static func session(_ number: UInt64) -> ObjectPath { sessions.appending(escaping: "s\(number)") }
+    static func prompt(_ number: UInt64) -> ObjectPath { prompts.appending(escaping: "p\(number)") }
+
+    /// What a path below the service names, before alias resolution.
+    enum Target: Equatable {
+        case service
+        /// `…/collection` or `…/aliases`, or another node with children only.
+        case node
+        case collection(CollectionID)
+        case aliasCollection(String)
+        case item(CollectionID, ItemID)
+        case aliasItem(String, ItemID)
+        case session(UInt64)
+        case prompt(UInt64)
+    }
+
+    static func parse(_ path: ObjectPath) -> Target? {
+        let elements = path.elements
+        guard elements.count >= 3, elements[0] == "org", elements[1] == "freedesktop", elements[2] == "secrets" else { return nil }
+        let rest = Array(elements.dropFirst(3))
+        switch rest.count {
+        case 0:
+            return .service
+        case 1:
+            return ["collection", "aliases", "session", "prompt"].contains(rest[0]) ? .node : nil
+        case 2:
+            switch rest[0] {
+            case "collection": return collectionID(rest[1]).map { .collection($0) }
+            case "aliases": return ObjectPath.unescapeElement(rest[1]).map { .aliasCollection($0) }
+            case "session": return number(rest[1], prefix: "s").map { .session($0) }
+            case "prompt": return number(rest[1], prefix: "p").map { .prompt($0) }
+            default: return nil
+            }
+        case 3:
+            guard let item = ItemID(rest[2]), String(item) == rest[2] else { return nil }
+            switch rest[0] {
+            case "collection": return collectionID(rest[1]).map { .item($0, item) }
+            case "aliases": return ObjectPath.unescapeElement(rest[1]).map { .aliasItem($0, item) }
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    private static func collectionID(_ element: String) -> CollectionID? {
+        ObjectPath.unescapeElement(element).flatMap { CollectionID($0) }
+    }
+
+    private static func number(_ element: String, prefix: Character) -> UInt64? {
+        guard element.first == prefix else { return nil }
+        return UInt64(element.dropFirst())
+    }
+}

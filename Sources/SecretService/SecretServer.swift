@@ -1,0 +1,250 @@
+import CofferCore
+import CofferCrypto
+import DBusKit
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Secret Service on one bus connection: it owns the sessions and prompts, resolves object
+/// paths to the Service, Collection, Item, Session and Prompt objects, and translates every
+/// call into the core `Keychain`.
+///
+/// Everything here runs on the connection's loop thread, except slow work (key derivation,
+/// password dialogs), which runs on other threads and posts its results back.
+public final class SecretServer: DBusObjectTree, @unchecked Sendable {
+    let keychain: Keychain
+    let connection: DBusConnection
+    let passwords: (any PasswordAsker)?
+    let log: @Sendable (String) -> Void
+
+    private(set) var sessions: [UInt64: TransferSession] = [:]
+    private var nextSession: UInt64 = 1
+    var prompts: [UInt64: Prompt] = [:]
+    private var nextPrompt: UInt64 = 1
+    private var tokens: [HandlerToken] = []
+
+    /// A server for `keychain` on `connection`. `passwords` shows password dialogs for
+    /// prompts (none: every prompt completes as dismissed). `log` gets one line per session,
+    /// unlock and lock; never a secret.
+    public init(keychain: Keychain, connection: DBusConnection, passwords: (any PasswordAsker)?,
+                log: @escaping @Sendable (String) -> Void) {
+        self.keychain = keychain
+        self.connection = connection
+        self.passwords = passwords
+        self.log = log
+    }
+
+    /// Registers the objects, refuses callers of other Unix users and drops the sessions and
+    /// prompts of clients that leave the bus.
+    public func start() throws(DBusError) {
+        let ownUID = getuid()
+        connection.objectServer.accessPolicy = { _, uid in uid == ownUID }
+        connection.objectServer.register(prefix: SecretPath.service, tree: self)
+        tokens.append(try connection.onNameVanished { [weak self] name in self?.clientLeft(name) })
+    }
+
+    // MARK: DBusObjectTree
+
+    public func object(at path: ObjectPath) -> (any DBusObject)? {
+        switch SecretPath.parse(path) {
+        case .service:
+            return ServiceObject(server: self)
+        case .collection(let id):
+            return collectionExists(id) ? CollectionObject(server: self, id: id) : nil
+        case .aliasCollection(let alias):
+            return (try? keychain.resolveAlias(alias)).flatMap { $0 }.map { CollectionObject(server: self, id: $0) }
+        case .item(let collection, let item):
+            let reference = ItemReference(collection: collection, item: item)
+            return keychain.exists(reference) ? ItemObject(server: self, reference: reference) : nil
+        case .aliasItem(let alias, let item):
+            guard let collection = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return nil }
+            let reference = ItemReference(collection: collection, item: item)
+            return keychain.exists(reference) ? ItemObject(server: self, reference: reference) : nil
+        case .session(let number):
+            return sessions[number].map { SessionObject(server: self, number: number, session: $0) }
+        case .prompt(let number):
+            return prompts[number].map { PromptObject(server: self, prompt: $0) }
+        case .node, nil:
+            return nil
+        }
+    }
+
+    public func childNames(of path: ObjectPath) -> [String] {
+        if path == SecretPath.service { return ["collection", "aliases", "session", "prompt"] }
+        if path == SecretPath.collections {
+            return ((try? keychain.collectionIDs()) ?? []).map { ObjectPath.escapeElement($0.rawValue) }
+        }
+        if path == SecretPath.aliases {
+            return ((try? keychain.aliases()) ?? [:]).keys.sorted().map { ObjectPath.escapeElement($0) }
+        }
+        if path == SecretPath.sessions { return sessions.keys.sorted().map { "s\($0)" } }
+        if path == SecretPath.prompts { return prompts.keys.sorted().map { "p\($0)" } }
+        switch SecretPath.parse(path) {
+        case .collection(let id):
+            return itemPaths(in: id).compactMap(\.lastElement)
+        case .aliasCollection(let alias):
+            guard let id = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return [] }
+            return itemPaths(in: id).compactMap(\.lastElement)
+        default:
+            return []
+        }
+    }
+
+    // MARK: Lookups shared by the objects
+
+    func collectionExists(_ id: CollectionID) -> Bool {
+        ((try? keychain.collectionIDs()) ?? []).contains(id)
+    }
+
+    /// The collection a collection or alias path names.
+    func collectionID(at path: ObjectPath) -> CollectionID? {
+        switch SecretPath.parse(path) {
+        case .collection(let id): return collectionExists(id) ? id : nil
+        case .aliasCollection(let alias): return (try? keychain.resolveAlias(alias)).flatMap { $0 }
+        default: return nil
+        }
+    }
+
+    /// The item an item path (real or through an alias) names, if it exists.
+    func itemReference(at path: ObjectPath) -> ItemReference? {
+        let reference: ItemReference
+        switch SecretPath.parse(path) {
+        case .item(let collection, let item):
+            reference = ItemReference(collection: collection, item: item)
+        case .aliasItem(let alias, let item):
+            guard let collection = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return nil }
+            reference = ItemReference(collection: collection, item: item)
+        default:
+            return nil
+        }
+        return keychain.exists(reference) ? reference : nil
+    }
+
+    func itemPaths(in id: CollectionID) -> [ObjectPath] {
+        ((try? keychain.search(Query(collection: id))) ?? []).map { SecretPath.item($0.reference) }
+    }
+
+    func collectionPaths() -> [ObjectPath] {
+        ((try? keychain.collectionIDs()) ?? []).map(SecretPath.collection)
+    }
+
+    /// The caller's own session at `path`; anything else is `NoSession`.
+    func session(at path: ObjectPath, for caller: String) throws(DBusError) -> TransferSession {
+        guard case .session(let number) = SecretPath.parse(path), let session = sessions[number], session.owner == caller else {
+            throw SecretError.noSession("no session \(path) for this caller; call OpenSession first")
+        }
+        return session
+    }
+
+    /// The secret in an `(oayays)` argument, decoded with the caller's session named in it.
+    func secret(from value: DBusValue, for caller: String) throws(DBusError) -> Secret {
+        guard let fields = value.structureFields, fields.count == 4, let path = fields[0].objectPath,
+              let parameters = fields[1].bytes, let bytes = fields[2].bytes, let contentType = fields[3].string else {
+            throw .invalidArgs("a secret is a (oayays) struct")
+        }
+        let secret = try session(at: path, for: caller).decode(parameters: parameters, value: bytes, contentType: contentType)
+        do {
+            try Limits.validate(secret: secret)
+        } catch {
+            throw DBusError(converting: error)
+        }
+        return secret
+    }
+
+    // MARK: Sessions
+
+    func openSession(algorithm: String, input: DBusValue, caller: String) throws(DBusError) -> [DBusValue] {
+        let number = nextSession
+        let path = SecretPath.session(number)
+        let (session, output) = try TransferSession.open(algorithm: algorithm, input: input, path: path, owner: caller)
+        nextSession += 1
+        sessions[number] = session
+        log("session \(path.lastElement ?? "") opened by \(caller) (\(algorithm))")
+        return [output, .objectPath(path)]
+    }
+
+    func closeSession(_ number: UInt64) {
+        guard let session = sessions.removeValue(forKey: number) else { return }
+        log("session s\(number) of \(session.owner) closed")
+    }
+
+    private func clientLeft(_ name: String) {
+        for (number, session) in sessions where session.owner == name {
+            sessions[number] = nil
+            log("session s\(number) of \(name) ended: the client left the bus")
+        }
+        for (number, prompt) in prompts where prompt.owner == name {
+            prompts[number] = nil
+            prompt.abandon()
+        }
+    }
+
+    // MARK: Prompts
+
+    func makePrompt(owner: String, action: Prompt.Action) -> ObjectPath {
+        let number = nextPrompt
+        nextPrompt += 1
+        prompts[number] = Prompt(number: number, owner: owner, action: action, server: self)
+        return SecretPath.prompt(number)
+    }
+
+    func finishPrompt(_ prompt: Prompt) {
+        prompts[prompt.number] = nil
+    }
+
+    // MARK: Slow work
+
+    /// Runs `work` on another thread and answers `call` with its result; `then` runs on the
+    /// loop thread after success (for signals).
+    func offLoop(_ call: MethodCall, _ work: @escaping @Sendable () throws -> [DBusValue],
+                 then: @escaping @Sendable () -> Void = {}) -> MethodResult {
+        let connection = self.connection
+        DispatchQueue.global(qos: .userInitiated).async {
+            do {
+                let values = try work()
+                connection.post {
+                    then()
+                    call.reply(values)
+                }
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .deferred
+    }
+
+    // MARK: Signals
+
+    func emit(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+              to destination: String? = nil) {
+        try? connection.emitSignal(path: path, interface: interface, member: member, arguments: arguments,
+                                   destination: destination)
+    }
+
+    func emitPropertiesChanged(_ path: ObjectPath, _ interface: String, changed: [String: DBusValue] = [:],
+                               invalidated: [String] = []) {
+        try? connection.emitPropertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
+    }
+
+    func collectionsChanged() {
+        emitPropertiesChanged(SecretPath.service, SecretInterface.service,
+                              changed: ["Collections": .objectPathArray(collectionPaths())])
+    }
+
+    func lockStateChanged(_ id: CollectionID) {
+        let path = SecretPath.collection(id)
+        let locked = (try? keychain.info(id).isLocked) ?? true
+        emitPropertiesChanged(path, SecretInterface.collection, changed: ["Locked": .boolean(locked)])
+        emit(SecretPath.service, SecretInterface.service, "CollectionChanged", [.objectPath(path)])
+    }
+
+    func itemsChanged(in id: CollectionID, _ member: String, _ reference: ItemReference) {
+        let collection = SecretPath.collection(id)
+        emit(collection, SecretInterface.collection, member, [.objectPath(SecretPath.item(reference))])
+        if member != "ItemChanged" {
+            // The list can be long: announce that it changed; clients re-read it if they care.
+            emitPropertiesChanged(collection, SecretInterface.collection, invalidated: ["Items"])
+        }
+    }
+}

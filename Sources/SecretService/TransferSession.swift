@@ -1,0 +1,98 @@
+import CofferCore
+import CofferCrypto
+import DBusKit
+
+/// A client's session: how secrets travel between it and the service.
+///
+/// `plain` sends secrets as they are; `dh-ietf1024-sha256-aes128-cbc-pkcs7` agrees on an
+/// AES-128 key by Diffie-Hellman in the 1024-bit MODP group (HKDF-SHA256 over the shared
+/// secret padded to 128 bytes) and sends each secret AES-CBC encrypted under a fresh IV.
+final class TransferSession {
+    enum Algorithm {
+        case plain
+        case dh(key: SecureBytes)
+    }
+
+    static let plainName = "plain"
+    static let dhName = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+
+    let path: ObjectPath
+    /// The unique bus name of the client that opened it; only it may use it.
+    let owner: String
+    let algorithm: Algorithm
+
+    private init(path: ObjectPath, owner: String, algorithm: Algorithm) {
+        self.path = path
+        self.owner = owner
+        self.algorithm = algorithm
+    }
+
+    /// Negotiates a session from `OpenSession`'s arguments; returns it with the output value.
+    static func open(algorithm name: String, input: DBusValue, path: ObjectPath,
+                     owner: String) throws(DBusError) -> (TransferSession, DBusValue) {
+        switch name {
+        case plainName:
+            guard case .string = input else {
+                throw .invalidArgs("the plain algorithm takes an empty string as input")
+            }
+            return (TransferSession(path: path, owner: owner, algorithm: .plain), .variant(.string("")))
+        case dhName:
+            guard case .bytes(let peer) = input else {
+                throw .invalidArgs("\(dhName) takes the client's public key as a byte array")
+            }
+            do {
+                let pair = try DHKeyPair()
+                let shared = try pair.sharedSecret(peerPublicKey: peer)
+                let key = try SecretServiceKey.derive(sharedSecret: shared)
+                return (TransferSession(path: path, owner: owner, algorithm: .dh(key: key)), .variant(.bytes(pair.publicKey)))
+            } catch CryptoError.invalidInput(let why) {
+                throw .invalidArgs("unusable public key: \(why)")
+            } catch {
+                throw .failed("key agreement failed")
+            }
+        default:
+            throw .notSupported("algorithm '\(name)' is not supported; use '\(plainName)' or '\(dhName)'")
+        }
+    }
+
+    /// The `(oayays)` struct carrying `secret` to this session's client.
+    func encode(_ secret: Secret) throws(DBusError) -> DBusValue {
+        switch algorithm {
+        case .plain:
+            return secret.bytes.withUnprotectedCopy { bytes in
+                .structure([.objectPath(path), .bytes([]), .bytes(bytes), .string(secret.contentType)])
+            }
+        case .dh(let key):
+            let iv = Random.bytes(AES128CBC.blockLength)
+            do {
+                let sealed = try AES128CBC.encrypt(secret.bytes, key: key, iv: iv)
+                return .structure([.objectPath(path), .bytes(iv), .bytes(sealed), .string(secret.contentType)])
+            } catch {
+                throw .failed("cannot encrypt the secret for the session")
+            }
+        }
+    }
+
+    /// The secret inside an `(oayays)` struct the client encoded for this session.
+    func decode(parameters: [UInt8], value: [UInt8], contentType: String) throws(DBusError) -> Secret {
+        var value = value
+        switch algorithm {
+        case .plain:
+            guard parameters.isEmpty else { throw .invalidArgs("plain secrets carry no parameters") }
+            do {
+                return Secret(bytes: try SecureBytes(wiping: &value), contentType: contentType)
+            } catch {
+                throw .failed("out of secure memory")
+            }
+        case .dh(let key):
+            guard parameters.count == AES128CBC.blockLength else {
+                throw .invalidArgs("the secret's parameters must be a 16-byte IV")
+            }
+            do {
+                return Secret(bytes: try AES128CBC.decrypt(value, key: key, iv: parameters), contentType: contentType)
+            } catch {
+                throw .invalidArgs("the secret cannot be decrypted with this session's key")
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import CofferCore
+import CofferCrypto
+import CofferStore
+import DBusKit
+import Foundation
+import SecretService
+
+/// `cofferd`: the Secret Service daemon (bus name org.freedesktop.secrets).
+@main
+struct Cofferd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cofferd",
+        abstract: "Serve passwords and secrets to applications over D-Bus (org.freedesktop.secrets).",
+        discussion: """
+        cofferd implements the freedesktop Secret Service API on the session bus, so that \
+        secret-tool, libsecret applications, browsers and Python keyring store their secrets \
+        in Coffer's encrypted store.
+
+        Collections are stored in \(FileStore.defaultDirectory(environment: ["HOME": "~"])) \
+        (or $XDG_DATA_HOME/coffer, or --data-dir). Each is encrypted with a key derived from \
+        its password (Argon2id) and stays locked until unlocked.
+
+        Headless and CI use: pipe the password of the 'login' collection to --unlock. If that \
+        collection does not exist it is created with this password, and the 'default' alias \
+        (where clients store) points to it:
+
+          printf '%s' "$PASSWORD" | cofferd --unlock --foreground &
+
+        Interactive use: locked collections are unlocked through a password dialog shown by a \
+        pinentry program (pinentry-gnome3, -qt, -gtk-2, -curses or -tty; --pinentry to choose).
+        """)
+
+    @Flag(help: "Read the password of the 'login' collection from standard input (to end of file), create that collection if missing, and unlock it.")
+    var unlock = false
+
+    @Flag(help: "Stay in the foreground (as systemd runs it). Otherwise cofferd detaches once it owns the bus name.")
+    var foreground = false
+
+    @Flag(help: "Take the bus name over from another Secret Service that allows it.")
+    var replace = false
+
+    @Option(help: "Directory of the encrypted store.")
+    var dataDir: String?
+
+    @Option(help: "The pinentry program that asks for passwords (default: $COFFER_PINENTRY, else the first of pinentry-gnome3, -qt, -gtk-2, -curses, -tty found).")
+    var pinentry: String?
+
+    @Option(help: ArgumentHelp("Bus address to serve on instead of the session bus.", visibility: .hidden))
+    var address: String?
+
+    func run() throws {
+        Crypto.unblockAllSignals()
+        Crypto.disableCoreDumps()
+        signal(SIGPIPE, SIG_IGN)
+        let log = Log.line
+
+        var password: SecureBytes?
+        if unlock {
+            var bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+            password = bytes.isEmpty ? nil : try SecureBytes(wiping: &bytes)
+        }
+        let readiness = foreground ? nil : try Daemonizer.detach()
+
+        let directory = dataDir ?? FileStore.defaultDirectory()
+        let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
+        if let password { try Startup.unlockLogin(keychain, password: password, log: log) }
+
+        let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
+        try Startup.claimName(on: connection, replace: replace, log: log)
+        let program = pinentry ?? ProcessInfo.processInfo.environment["COFFER_PINENTRY"]
+        let server = SecretServer(keychain: keychain, connection: connection, passwords: Pinentry(program: program), log: log)
+        try server.start()
+        Shutdown.install(on: connection, log: log)
+        log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
+        readiness?.ready()
+        connection.run()
+        log("stopped")
+    }
+}
