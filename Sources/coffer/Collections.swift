@@ -25,48 +25,62 @@ struct Collections: ParsableCommand {
         let access = try KeychainAccess(global)
         let aliases = try access.keychain.aliases()
         var rows: [(info: CollectionInfo, aliases: [String])] = []
-        for id in try access.keychain.collectionIDs() {
+        var unreadable: [CollectionID] = []
+        let ids = try access.keychain.collectionIDs()
+        for id in ids {
             do {
                 let info = try access.keychain.info(id)
                 rows.append((info, aliases.filter { $0.value == id }.map(\.key).sorted()))
             } catch {
-                // One damaged file should not hide the others.
-                Output.note("collection '\(id)': \(CLIError(error).message)")
+                // One damaged file should not hide the others: list them, then fail.
+                Output.note("warning: collection '\(id)': \(CLIError(error).message)")
+                unreadable.append(id)
             }
         }
         if json {
-            var out: [UInt8] = Array("[".utf8)
-            for (index, row) in rows.enumerated() {
-                out.append(contentsOf: Array((index == 0 ? "\n  {\"id\": " : ",\n  {\"id\": ").utf8))
-                Encode.jsonString(row.info.id.rawValue, to: &out)
-                out.append(contentsOf: Array(", \"label\": ".utf8))
-                Encode.jsonString(row.info.label, to: &out)
-                out.append(contentsOf: Array(", \"locked\": \(row.info.isLocked), \"items\": \(row.info.itemCount), \"aliases\": [".utf8))
-                for (position, alias) in row.aliases.enumerated() {
-                    if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
-                    Encode.jsonString(alias, to: &out)
-                }
-                out.append(contentsOf: Array("]}".utf8))
-            }
-            out.append(contentsOf: Array((rows.isEmpty ? "]\n" : "\n]\n").utf8))
-            Output.write(out)
-            return
-        }
-        guard !rows.isEmpty else {
+            Output.write(Self.json(rows))
+        } else if ids.isEmpty {
             Output.note("no collection yet. Create one with: \(access.command("create-collection login"))")
-            return
+        } else if !rows.isEmpty {
+            Self.table(rows).forEach(Output.line)
         }
-        let table = [["ID", "LOCKED", "ITEMS", "ALIASES", "LABEL"]] + rows.map { row in
+        if !unreadable.isEmpty {
+            let names = unreadable.map { "'\($0)'" }.joined(separator: ", ")
+            throw CLIError.storeFailure("cannot read collection \(names); see the warning above")
+        }
+    }
+
+    private static func json(_ rows: [(info: CollectionInfo, aliases: [String])]) -> [UInt8] {
+        var out: [UInt8] = Array("[".utf8)
+        for (index, row) in rows.enumerated() {
+            out.append(contentsOf: Array((index == 0 ? "\n  {\"id\": " : ",\n  {\"id\": ").utf8))
+            Encode.jsonString(row.info.id.rawValue, to: &out)
+            out.append(contentsOf: Array(", \"label\": ".utf8))
+            Encode.jsonString(row.info.label, to: &out)
+            out.append(contentsOf: Array(", \"locked\": \(row.info.isLocked), \"items\": \(row.info.itemCount), \"aliases\": [".utf8))
+            for (position, alias) in row.aliases.enumerated() {
+                if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
+                Encode.jsonString(alias, to: &out)
+            }
+            out.append(contentsOf: Array("]}".utf8))
+        }
+        out.append(contentsOf: Array((rows.isEmpty ? "]\n" : "\n]\n").utf8))
+        return out
+    }
+
+    /// Aligned columns; the label (free text) comes last.
+    private static func table(_ rows: [(info: CollectionInfo, aliases: [String])]) -> [String] {
+        let cells = [["ID", "LOCKED", "ITEMS", "ALIASES", "LABEL"]] + rows.map { row in
             [row.info.id.rawValue, row.info.isLocked ? "yes" : "no", String(row.info.itemCount),
              row.aliases.isEmpty ? "-" : row.aliases.joined(separator: ","), Encode.display(row.info.label)]
         }
-        let widths = (0..<4).map { column in table.map { $0[column].count }.max() ?? 0 }
-        for row in table {
+        let widths = (0..<4).map { column in cells.map { $0[column].count }.max() ?? 0 }
+        return cells.map { row in
             var line = ""
             for column in 0..<4 {
                 line += row[column] + String(repeating: " ", count: widths[column] - row[column].count + 2)
             }
-            Output.line(line + row[4])
+            return line + row[4]
         }
     }
 }

@@ -128,11 +128,11 @@ struct SecureBytesReader {
             let n = read(fd, &byte, 1)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIError.storeFailure("cannot read stdin: \(String(cString: strerror(errno)))")
+                throw CLIError.storeFailure("cannot read input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { return (try trimmedCR(line), false) }
             if byte == UInt8(ascii: "\n") { return (try trimmedCR(line), true) }
-            guard line.count < limit else { throw CLIError.usage("a line of stdin is longer than \(limit) bytes") }
+            guard line.count < limit else { throw CLIError.usage("an input line is longer than \(limit) bytes") }
             try line.append(byte)
         }
     }
@@ -145,7 +145,7 @@ struct SecureBytesReader {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIError.storeFailure("cannot read stdin: \(String(cString: strerror(errno)))")
+                throw CLIError.storeFailure("cannot read input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { return result }
             guard result.count + n <= limit else { throw tooLarge() }

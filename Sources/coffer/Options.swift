@@ -12,7 +12,7 @@ struct GlobalOptions: ParsableArguments {
 /// How collection passwords are read.
 struct PasswordOptions: ParsableArguments {
     @Flag(name: .customLong("password-stdin"),
-          help: "Read the collection password from the first line of stdin instead of asking on the terminal (see 'coffer help').")
+          help: "Read the collection password from the first line of stdin instead of asking on the terminal (see 'coffer --help').")
     var passwordStdin = false
 }
 
@@ -43,7 +43,7 @@ struct ItemOptions: ParsableArguments {
     var attributePairs: [String] = []
 
     @Option(name: .customLong("class"),
-            help: ArgumentHelp("The item class: generic or internet; it sets the xdg:schema attribute to org.freedesktop.Secret.Generic or org.gnome.keyring.NetworkPassword.",
+            help: ArgumentHelp("The item class; it sets the xdg:schema attribute to org.freedesktop.Secret.Generic (generic) or org.gnome.keyring.NetworkPassword (internet).",
                                valueName: "class"))
     var itemClass: ClassArgument?
 

@@ -59,25 +59,7 @@ enum Terminal {
 
     /// Reads one line, byte by byte (never past the newline), into secure memory.
     static func readLine(fd: Int32) throws -> SecureBytes {
-        let line = try SecureBytes(capacity: 128)
-        var byte: UInt8 = 0
-        defer { byte = 0 }
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.storeFailure("cannot read the terminal: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 || byte == UInt8(ascii: "\n") { break }
-            guard line.count < maxLineBytes else {
-                throw CLIError.usage("input line longer than \(maxLineBytes) bytes")
-            }
-            try line.append(byte)
-        }
-        if line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") {
-            return try line.slice(0..<(line.count - 1))
-        }
-        return line
+        try SecureBytesReader(fd: fd).readLine(limit: maxLineBytes).0
     }
 
     /// An open terminal: /dev/tty, or stdin/stderr when stdin is a terminal but /dev/tty

@@ -266,6 +266,18 @@ import Testing
             let attributes = try FileManager.default.attributesOfItem(atPath: cli.dataDir + "/" + name)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(name) is not 0600")
         }
+
+        // A damaged file: status 5, one line saying what to do, the file left alone.
+        let path = cli.dataDir + "/login.coffer"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        for index in 16..<24 { bytes[index] ^= 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let search = try cli.run(["search", "--password-stdin", "--service", "s"], stdin: cli.withPassword())
+        #expect(search.status == 5)
+        #expect(search.err.hasPrefix("coffer: ") && search.err.contains("damaged"))
+        #expect(search.err.split(separator: "\n").count == 1)
+        #expect(try cli.run(["collections"]).status == 5)
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
     }
 
     @Test func collectionsAndSeveralMatches() throws {
