@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport"]),
+        .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
