@@ -222,7 +222,7 @@ final class EventLoop: @unchecked Sendable {
             var flags: UInt32 = 0
             if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
             if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+            if revents & Int16(POLLERR | POLLNVAL) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
             if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
             if flags != 0 { _ = dbus_watch_handle(w, flags) }
         }
