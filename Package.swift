@@ -44,9 +44,12 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // Benchmarks (not tests): `swift run -c release coffer-bench`.
+        // Benchmarks (not tests): `swift run -c release coffer-bench` (core and store) and
+        // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring).
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
                           path: "Benchmarks/CofferBench"),
+        .executableTarget(name: "coffer-bus-bench", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"],
+                          path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
         .target(name: "CofferTestSupport"),

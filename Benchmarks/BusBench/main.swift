@@ -1,0 +1,236 @@
+// coffer-bus-bench: the Secret Service over a real bus, for N items, Coffer beside
+// gnome-keyring when it is installed.
+//
+// Each provider runs on its own private dbus-daemon with a fresh data directory, unlocked
+// with --unlock. A client (DBusKit, with a dh-ietf1024 session as libsecret uses) fills the
+// default collection to N items with CreateItem, then times single calls and reports medians
+// (µs), the provider's RSS, and the ratio gnome-keyring / Coffer. Run a release build:
+//
+//   swift build -c release && .build/release/coffer-bus-bench [--sizes 1000,10000] [--samples 100]
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+
+let service = "org.freedesktop.secrets"
+let root: ObjectPath = "/org/freedesktop/secrets"
+let defaultCollection: ObjectPath = "/org/freedesktop/secrets/aliases/default"
+
+struct Options {
+    var sizes = [1_000, 10_000]
+    var samples = 100
+    var fillBudget: TimeInterval = 600
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--sizes": sizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
+            case "--samples": samples = Int(iterator.next() ?? "") ?? samples
+            case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
+            default:
+                print("usage: coffer-bus-bench [--sizes 1000,10000] [--samples 100] [--fill-budget SECONDS]")
+                exit(2)
+            }
+        }
+    }
+}
+
+/// A provider under test: how to start it on a bus.
+struct Provider {
+    let name: String
+    let executable: String
+    let arguments: [String]
+    /// Extra environment given its data directory.
+    let environment: (String) -> [String: String]
+}
+
+/// A client with a DH session to the provider.
+final class Client {
+    let connection: DBusConnection
+    let session: ObjectPath
+    let key: SecureBytes
+
+    init(address: String) throws {
+        connection = try DBusConnection(address: address)
+        let pair = try DHKeyPair()
+        let reply = try connection.call(destination: service, path: root, interface: "org.freedesktop.Secret.Service",
+                                        member: "OpenSession",
+                                        arguments: [.string("dh-ietf1024-sha256-aes128-cbc-pkcs7"), .variant(.bytes(pair.publicKey))])
+        session = reply[1].objectPath!
+        key = try SecretServiceKey.derive(sharedSecret: try pair.sharedSecret(peerPublicKey: reply[0].variantValue!.bytes!))
+    }
+
+    func secret(_ text: String) throws -> DBusValue {
+        let iv = Random.bytes(16)
+        let sealed = try AES128CBC.encrypt(try SecureBytes(Array(text.utf8)), key: key, iv: iv)
+        return .structure([.objectPath(session), .bytes(iv), .bytes(sealed), .string("text/plain")])
+    }
+
+    func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
+        try connection.call(destination: service, path: path, interface: interface, member: member, arguments: arguments)
+    }
+
+    @discardableResult
+    func createItem(_ n: Int, label: String = "Item") throws -> ObjectPath {
+        let properties: [String: DBusValue] = [
+            "org.freedesktop.Secret.Item.Label": .string("\(label) \(n)"),
+            "org.freedesktop.Secret.Item.Attributes": .stringDictionary(["service": "bench.example.org", "account": "user\(n)"]),
+        ]
+        let reply = try call(defaultCollection, "org.freedesktop.Secret.Collection", "CreateItem",
+                             [.variantDictionary(properties), try secret("secret-\(n)"), .boolean(true)])
+        return reply[0].objectPath!
+    }
+
+    func search(_ account: String) throws -> [ObjectPath] {
+        let reply = try call(root, "org.freedesktop.Secret.Service", "SearchItems",
+                             [.stringDictionary(["service": "bench.example.org", "account": account])])
+        return reply[0].objectPathArray! + reply[1].objectPathArray!
+    }
+}
+
+func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
+    var times: [Double] = []
+    let clock = ContinuousClock()
+    for i in 0..<samples {
+        let elapsed = try clock.measure { try body(i) }
+        times.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+    }
+    times.sort()
+    return times[times.count / 2]
+}
+
+func residentKiB(_ pid: pid_t) -> Double {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// Medians per operation for one provider at one size, or nil when it could not be measured.
+func measure(_ provider: Provider, size: Int, options: Options) throws -> [String: Double]? {
+    let bus = try PrivateBus()
+    defer { bus.stop() }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+    environment.merge(provider.environment(directory)) { $1 }
+    let daemon = try ChildProcess(provider.executable, arguments: provider.arguments, environment: environment,
+                                  stdin: Array("bench password".utf8))
+    defer { _ = daemon.terminate() }
+
+    let probe = try DBusConnection(address: bus.address)
+    let deadline = Date().addingTimeInterval(20)
+    while (try? probe.nameOwner(service)) == nil {
+        guard Date() < deadline, daemon.isRunning else {
+            FileHandle.standardError.write(Data("\(provider.name) did not start: \(daemon.stderr)\n".utf8))
+            return nil
+        }
+        usleep(20_000)
+    }
+    let client = try Client(address: bus.address)
+    let started = Date()
+    for n in 0..<size {
+        try client.createItem(n)
+        if Date().timeIntervalSince(started) > options.fillBudget {
+            FileHandle.standardError.write(Data("\(provider.name): filling \(size) items took over \(Int(options.fillBudget)) s; stopped at \(n)\n".utf8))
+            return nil
+        }
+    }
+    let samples = options.samples
+    var result: [String: Double] = [:]
+    result["fill: seconds for all CreateItem"] = Date().timeIntervalSince(started) * 1e6
+    var created: [ObjectPath] = []
+    result["CreateItem"] = try median(samples) { i in created.append(try client.createItem(size + i, label: "New")) }
+    result["SearchItems hit"] = try median(samples) { i in
+        let found = try client.search("user\((i * 7919) % size)")
+        precondition(found.count == 1)
+    }
+    result["SearchItems miss"] = try median(samples) { i in
+        let found = try client.search("nobody\(i)")
+        precondition(found.isEmpty)
+    }
+    result["Peer.Ping"] = try median(samples) { _ in _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping") }
+    let paths = try (0..<100).map { try client.search("user\($0 * (size / 100))")[0] }
+    result["GetSecrets, 1 item"] = try median(samples) { i in
+        _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray([paths[i % 100]]), .objectPath(client.session)])
+    }
+    result["GetSecrets, 100 items"] = try median(max(10, samples / 4)) { _ in
+        _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray(paths), .objectPath(client.session)])
+    }
+    result["SetSecret"] = try median(samples) { i in
+        _ = try client.call(paths[i % 100], "org.freedesktop.Secret.Item", "SetSecret", [try client.secret("changed-\(i)")])
+    }
+    result["Delete"] = try median(samples) { i in
+        _ = try client.call(created[i], "org.freedesktop.Secret.Item", "Delete")
+    }
+    if let tool = Executables.inPath("secret-tool") {
+        result["secret-tool lookup (process)"] = try median(10) { i in
+            let lookup = try ChildProcess(tool, arguments: ["lookup", "service", "bench.example.org", "account", "user\(i)"],
+                                          environment: environment)
+            precondition(!lookup.wait(timeout: 30).stdout.isEmpty)
+        }
+    }
+    result["daemon RSS (KiB)"] = residentKiB(daemon.pid)
+    return result
+}
+
+let options = Options(CommandLine.arguments)
+var providers: [Provider] = []
+if let cofferd = Executables.built("cofferd") {
+    providers.append(Provider(name: "coffer", executable: cofferd,
+                              arguments: ["--unlock", "--foreground", "--data-dir", "DATA"]) { _ in [:] })
+} else {
+    print("cofferd is not built: swift build -c release")
+    exit(1)
+}
+if let keyring = Executables.inPath("gnome-keyring-daemon") {
+    providers.append(Provider(name: "gnome-keyring", executable: keyring,
+                              arguments: ["--unlock", "--foreground", "--components=secrets"]) { directory in
+        ["XDG_DATA_HOME": directory, "XDG_RUNTIME_DIR": directory, "HOME": directory, "XDG_CONFIG_HOME": directory]
+    })
+}
+
+var table: [String: [String: Double]] = [:]   // "provider N" -> operation -> µs
+var order: [String] = []
+for provider in providers {
+    for size in options.sizes {
+        var run = provider
+        if run.name == "coffer" {
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-data-\(UUID().uuidString)").path
+            run = Provider(name: run.name, executable: run.executable,
+                           arguments: run.arguments.map { $0 == "DATA" ? data : $0 }, environment: run.environment)
+        }
+        let column = "\(provider.name) N=\(size)"
+        order.append(column)
+        FileHandle.standardError.write(Data("measuring \(column)…\n".utf8))
+        table[column] = try measure(run, size: size, options: options) ?? [:]
+    }
+}
+
+let operations = ["CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Ping", "GetSecrets, 1 item", "GetSecrets, 100 items",
+                  "SetSecret", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "fill: seconds for all CreateItem"]
+var header = ["median µs"] + order
+let largest = options.sizes.last ?? 0
+let ratioColumn = providers.count > 1 ? "gnome-keyring / coffer at N=\(largest)" : nil
+if let ratioColumn { header.append(ratioColumn) }
+var lines = [header]
+for operation in operations {
+    var line = [operation]
+    for column in order {
+        guard var value = table[column]?[operation] else { line.append("—"); continue }
+        if operation.hasPrefix("fill") { value /= 1e6 }
+        line.append(String(format: value >= 100 ? "%.0f" : "%.1f", value))
+    }
+    if ratioColumn != nil {
+        let ours = table["coffer N=\(largest)"]?[operation]
+        let theirs = table["gnome-keyring N=\(largest)"]?[operation]
+        line.append(ours.flatMap { o in theirs.map { String(format: "%.1f×", $0 / max(o, 0.001)) } } ?? "—")
+    }
+    lines.append(line)
+}
+let widths = header.indices.map { i in lines.map { i < $0.count ? $0[i].count : 0 }.max() ?? 0 }
+for line in lines {
+    print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+}
