@@ -40,7 +40,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [
-            "CofferCore", "CofferStore", "CofferCrypto",
+            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
     ],
