@@ -1,5 +1,203 @@
 import CofferCrypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Asks for passwords with a pinentry program (the dialogs GnuPG uses: pinentry-gnome3,
+/// pinentry-qt, pinentry-gtk-2, pinentry-curses, pinentry-tty), speaking the Assuan protocol
+/// to it over its stdin and stdout.
+///
+/// Each `ask` starts a fresh pinentry child, sends the texts, reads the PIN straight into
+/// secure memory, says `BYE` and reaps the child. The whole conversation is bounded by
+/// `timeout`; a child that does not answer in time is killed.
+///
+/// The child gets `environment` as its whole environment (pinentry finds the display through
+/// DISPLAY, WAYLAND_DISPLAY and DBUS_SESSION_BUS_ADDRESS there); `GPG_TTY` (or `TTY`), `TERM`,
+/// `DISPLAY` and the locale from it are also sent as Assuan options.
 public final class Pinentry: PasswordAsker {
-    public init(program: String?) {}
-    public func ask(_ request: PasswordRequest) -> PasswordAnswer { .unavailable("stub") }
+    /// Programs tried, in order, when none is given.
+    public static let defaultPrograms = [
+        "pinentry-gnome3", "pinentry-qt", "pinentry-gtk-2", "pinentry-curses", "pinentry-tty", "pinentry",
+    ]
+
+    /// Why `ask` cannot work when no program was found.
+    public static let notFoundMessage =
+        "no pinentry program found; install pinentry-gnome3 or pinentry-curses, or pass --pinentry"
+
+    private let resolvedPath: String?
+    private let missingMessage: String
+    private let environment: [String: String]
+    private let timeout: Duration
+
+    /// The absolute (or as given, if it contains a `/`) path of the program `ask` runs, or nil
+    /// when none was found.
+    public var programPath: String? { resolvedPath }
+
+    /// - program: a path (containing `/`) or a name looked up in the `PATH` of `environment`;
+    ///   nil (or empty) tries `defaultPrograms` in order.
+    /// - environment: the child's whole environment, also the source of `PATH`, `GPG_TTY`, ...
+    /// - timeout: the longest one `ask` may take, user think time included.
+    public init(program: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                timeout: Duration = .seconds(300)) {
+        self.environment = environment
+        self.timeout = timeout
+        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        if let program, !program.isEmpty {
+            resolvedPath = Self.resolve(program, searchPath: searchPath)
+            missingMessage = "pinentry program '\(program)' not found or not executable"
+        } else {
+            resolvedPath = Self.defaultPrograms.lazy.compactMap { Self.resolve($0, searchPath: searchPath) }.first
+            missingMessage = Self.notFoundMessage
+        }
+    }
+
+    /// `name` if it contains a `/` and is an executable file, else the first executable file
+    /// called `name` in the `:`-separated `searchPath`.
+    static func resolve(_ name: String, searchPath: String) -> String? {
+        if name.contains("/") { return isExecutableFile(name) ? name : nil }
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let dir = directory.isEmpty ? "." : String(directory)
+            let candidate = dir.hasSuffix("/") ? dir + name : dir + "/" + name
+            if isExecutableFile(candidate) { return candidate }
+        }
+        return nil
+    }
+
+    private static func isExecutableFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return access(path, X_OK) == 0
+    }
+
+    // MARK: Asking
+
+    public func ask(_ request: PasswordRequest) -> PasswordAnswer {
+        guard let path = resolvedPath else { return .unavailable(missingMessage) }
+        let conversation: PinentryConversation
+        do {
+            conversation = try PinentryConversation(path: path, environment: environment,
+                                                    deadline: ContinuousClock.now.advanced(by: timeout))
+        } catch {
+            return .unavailable(error.message(program: path))
+        }
+        do {
+            let pin = try converse(conversation, request)
+            conversation.finish()
+            return .password(pin)
+        } catch .cancelled {
+            conversation.finish()
+            return .cancelled
+        } catch .failed(let text) {
+            conversation.finish()
+            return .unavailable(text)
+        } catch .childGone {
+            // It closed its end: most likely it exited; let it finish to learn why.
+            let status = conversation.kill(grace: .milliseconds(500))
+            return .unavailable(PinentryFailure.childGone.message(
+                program: path, exitStatus: conversation.killedByUs ? nil : status))
+        } catch let failure {
+            // Timed out, or it broke the protocol: no polite BYE.
+            conversation.kill()
+            return .unavailable(failure.message(program: path))
+        }
+    }
+
+    /// The whole dialogue after the child started: greeting, options, texts, GETPIN.
+    private func converse(_ c: PinentryConversation, _ request: PasswordRequest) throws(PinentryFailure) -> SecureBytes {
+        guard case .ok = try c.readReply(pin: nil) else {
+            throw .protocolError("pinentry did not greet with OK")
+        }
+        for option in options() {
+            try c.command("OPTION " + option, required: false)   // older pinentries reject some
+        }
+        let seconds = max(1, timeout.components.seconds + (timeout.components.attoseconds > 0 ? 1 : 0))
+        try c.command("SETTIMEOUT \(seconds)", required: false)
+        try c.command("SETTITLE", request.title)
+        try c.command("SETDESC", request.description)
+        try c.command("SETPROMPT", request.prompt)
+        if let error = request.error, !error.isEmpty {
+            try c.command("SETERROR", error)
+        }
+        if request.confirm {
+            try c.command("SETREPEAT", Self.repeatPrompt, required: false)
+            try c.command("SETREPEATERROR", Self.mismatchError, required: false)
+        }
+        let first = try c.getPin()
+        guard request.confirm, !first.repeated else { return first.pin }
+
+        // This pinentry ignored SETREPEAT: ask a second time ourselves and compare.
+        var pin = first.pin
+        for _ in 0..<Self.confirmRounds {
+            // pinentry forgets SETERROR after each GETPIN.
+            try c.command("SETPROMPT", Self.repeatPrompt)
+            let again = try c.getPin()
+            if again.pin.constantTimeEquals(pin) { return pin }
+            try c.command("SETERROR", Self.mismatchError)
+            try c.command("SETPROMPT", request.prompt)
+            pin = try c.getPin().pin
+        }
+        throw .cancelled
+    }
+
+    static let repeatPrompt = "Repeat:"
+    static let mismatchError = "The passwords do not match."
+    /// How often the fallback confirmation re-asks after a mismatch before giving up.
+    static let confirmRounds = 5
+
+    /// The Assuan OPTION lines (unescaped name=value) taken from the environment.
+    private func options() -> [String] {
+        var options: [String] = []
+        func add(_ name: String, _ value: String?) {
+            guard let value, !value.isEmpty, !value.contains(where: { $0.isNewline }) else { return }
+            options.append(name + "=" + value)
+        }
+        add("ttyname", environment["GPG_TTY"] ?? environment["TTY"])
+        add("ttytype", environment["TERM"])
+        add("display", environment["DISPLAY"])
+        let ctype = [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]].compactMap { $0 }
+            .first { !$0.isEmpty }
+        let messages = [environment["LC_ALL"], environment["LC_MESSAGES"], environment["LANG"]].compactMap { $0 }
+            .first { !$0.isEmpty }
+        add("lc-ctype", ctype)
+        add("lc-messages", messages)
+        return options
+    }
+}
+
+/// Why a conversation ended without a PIN.
+enum PinentryFailure: Error {
+    /// The user cancelled (GPG_ERR_CANCELED / GPG_ERR_FULLY_CANCELED).
+    case cancelled
+    /// pinentry answered ERR (text for the log), or could not show a dialog.
+    case failed(String)
+    /// The deadline passed.
+    case timedOut
+    /// The child closed its end (exited) before answering.
+    case childGone
+    /// The child said something that is not Assuan.
+    case protocolError(String)
+    /// Starting the child or a system call failed.
+    case system(String, Int32)
+
+    func message(program: String, exitStatus: Int32? = nil) -> String {
+        let name = program.split(separator: "/").last.map(String.init) ?? program
+        switch self {
+        case .cancelled: return "cancelled"
+        case .failed(let text): return text
+        case .timedOut: return "pinentry timed out"
+        case .childGone:
+            guard let exitStatus else { return "\(name) closed the connection before answering" }
+            return "\(name) exited before answering" + Self.describe(exitStatus)
+        case .protocolError(let text): return "\(name): \(text)"
+        case .system(let call, let code): return "\(name): \(call) failed: \(String(cString: strerror(code)))"
+        }
+    }
+
+    private static func describe(_ status: Int32) -> String {
+        if status & 0x7f == 0 { return " (exit status \((status >> 8) & 0xff))" }
+        return " (killed by signal \(status & 0x7f))"
+    }
 }

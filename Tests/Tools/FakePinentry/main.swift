@@ -1,0 +1,150 @@
+// Test tool: a pinentry that speaks the Assuan protocol on stdin/stdout like the real ones, but
+// answers GETPIN from a script instead of asking anyone.
+//
+// Environment:
+//   FAKE_PINENTRY_SCRIPT  file with one answer per line; each GETPIN consumes the first line
+//                         (the file is rewritten without it, under flock, so concurrent fakes
+//                         share it safely). A missing or empty file answers as CANCEL.
+//                         Answers:  CANCEL   -> ERR 83886179 Operation cancelled <Pinentry>
+//                                   HANG     -> never answer (for timeout tests)
+//                                   FAIL     -> ERR 83886081 General error <Pinentry>
+//                                   TIMEOUT  -> ERR 83886142 Timeout <Pinentry>
+//                                   EXIT     -> exit(3) without answering
+//                                   anything else is the PIN, sent as percent-escaped D lines
+//                                   (an empty line is an empty PIN: OK without D).
+//   FAKE_PINENTRY_LOG     file to append to: "PID <pid>" at start, then every command line
+//                         received, exactly as received (still percent-escaped), one per line.
+//   FAKE_PINENTRY_NO_REPEAT  if set, behave like an old pinentry that ignores SETREPEAT (no
+//                         "S PIN_REPEATED").
+//
+// Like real pinentry it rejects lines over 1000 bytes ("ERR ... Line too long") and forgets
+// SETERROR and SETREPEAT after each GETPIN.
+import Foundation
+
+let environment = ProcessInfo.processInfo.environment
+let scriptPath = environment["FAKE_PINENTRY_SCRIPT"]
+let logPath = environment["FAKE_PINENTRY_LOG"]
+let ignoresRepeat = environment["FAKE_PINENTRY_NO_REPEAT"] != nil
+
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { exit(4) }
+    }
+}
+
+func reply(_ line: String) {
+    writeAll(1, Array((line + "\n").utf8))
+}
+
+/// Runs `body` with `path` open and exclusively flocked.
+func withLockedFile<R>(_ path: String, flags: Int32, _ body: (Int32) -> R) -> R? {
+    let fd = open(path, flags | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 {
+        if errno != EINTR { return nil }
+    }
+    defer { flock(fd, LOCK_UN) }
+    return body(fd)
+}
+
+func logLine(_ line: String) {
+    guard let logPath else { return }
+    _ = withLockedFile(logPath, flags: O_WRONLY | O_APPEND | O_CREAT) { fd in
+        writeAll(fd, Array((line + "\n").utf8))
+    }
+}
+
+/// Takes the first line off the script file.
+func nextAnswer() -> String? {
+    guard let scriptPath else { return nil }
+    return withLockedFile(scriptPath, flags: O_RDWR) { fd -> String? in
+        var content: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var position: off_t = 0
+        while true {
+            let n = pread(fd, &chunk, chunk.count, position)
+            if n > 0 { content += chunk[0..<n]; position += off_t(n); continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        guard !content.isEmpty else { return nil }
+        let newline = content.firstIndex(of: 0x0A)
+        let first = content[..<(newline ?? content.endIndex)]
+        let rest = newline.map { Array(content[($0 + 1)...]) } ?? []
+        _ = ftruncate(fd, 0)
+        var offset = 0
+        while offset < rest.count {
+            let n = rest[offset...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
+        }
+        return String(decoding: first, as: UTF8.self)
+    } ?? nil
+}
+
+/// Sends `pin` as Assuan D lines: %, CR, LF and other control bytes escaped, at most 1000 bytes
+/// a line (a line boundary may split a UTF-8 sequence: Assuan data is bytes).
+func sendData(_ pin: String) {
+    var tokens: [[UInt8]] = []
+    for byte in pin.utf8 {
+        if byte == 0x25 || byte < 0x20 {
+            tokens.append(Array(String(format: "%%%02X", byte).utf8))
+        } else {
+            tokens.append([byte])
+        }
+    }
+    var current: [UInt8] = []
+    for token in tokens {
+        if current.count + token.count > 1000 - 2 {
+            writeAll(1, [0x44, 0x20] + current + [0x0A])
+            current = []
+        }
+        current += token
+    }
+    if !current.isEmpty { writeAll(1, [0x44, 0x20] + current + [0x0A]) }
+}
+
+logLine("PID \(getpid())")
+reply("OK Pleased to meet you")
+var repeatRequested = false
+
+while let line = readLine(strippingNewline: true) {
+    logLine(line)
+    if line.utf8.count > 1000 {
+        reply("ERR 83886343 Line too long <Pinentry>")
+        continue
+    }
+    let command = line.prefix { $0 != " " }.uppercased()
+    switch command {
+    case "BYE":
+        reply("OK closing connection")
+        exit(0)
+    case "SETREPEAT":
+        repeatRequested = !ignoresRepeat
+        reply("OK")
+    case "GETPIN":
+        let repeated = repeatRequested
+        repeatRequested = false
+        switch nextAnswer() {
+        case nil, "CANCEL":
+            reply("ERR 83886179 Operation cancelled <Pinentry>")
+        case "HANG":
+            while true { sleep(1000) }
+        case "FAIL":
+            reply("ERR 83886081 General error <Pinentry>")
+        case "TIMEOUT":
+            reply("ERR 83886142 Timeout <Pinentry>")
+        case "EXIT":
+            exit(3)
+        case let pin?:
+            if repeated { reply("S PIN_REPEATED") }
+            sendData(pin)
+            reply("OK")
+        }
+    default:
+        reply("OK")
+    }
+}
+exit(0)
