@@ -64,16 +64,15 @@ struct Add: ParsableCommand {
         let input = InputSource(passwordFromStdin: passwords.passwordStdin)
         try access.unlock(id, input: input)
         let secret = Secret(bytes: try input.secret(raw: raw), contentType: contentType)
-        let existing = replace ? try access.keychain.collection(id).itemIDs(withExactly: attributes) : []
-        let reference: ItemReference
+        let added: (reference: ItemReference, replaced: Bool)
         do {
-            reference = try access.keychain.add(NewItem(label: label, attributes: attributes, secret: secret),
-                                                to: id, onDuplicate: replace ? .replace : .fail)
+            added = try access.keychain.add(NewItem(label: label, attributes: attributes, secret: secret),
+                                            to: id, replace: replace)
         } catch {
-            guard error == .duplicateItem else { throw error }
+            guard (error as? CofferError) == .duplicateItem else { throw error }
             throw CLIError.duplicate("an item with exactly these attributes already exists in '\(id)'; nothing was stored. Use --replace to overwrite it, or add an attribute that tells them apart")
         }
-        Output.line("\(existing.contains(reference.item) ? "replaced" : "added") \(reference)")
+        Output.line("\(added.replaced ? "replaced" : "added") \(added.reference)")
     }
 
     private func defaultLabel() -> String {

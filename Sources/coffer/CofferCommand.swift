@@ -12,8 +12,24 @@ struct CofferCommand: ParsableCommand {
         with its own password; the collection named by the 'default' alias (else 'login') \
         is used unless --collection says otherwise.
 
-        coffer works directly on the store files: every command that reads or changes items \
-        asks for the collection password again, and nothing stays unlocked afterwards.
+        When cofferd (or another Secret Service) is running, coffer talks to it over the \
+        session bus: a collection it has unlocked needs no password, 'unlock' leaves a \
+        collection unlocked there and 'lock' locks it again. Otherwise, and always with \
+        --data-dir, coffer works directly on the store files: every command that reads or \
+        changes items asks for the collection password again, and nothing stays unlocked \
+        afterwards.
+
+        THE DAEMON
+          coffer uses the daemon when, without --data-dir, someone owns
+          org.freedesktop.secrets on the session bus ($DBUS_SESSION_BUS_ADDRESS,
+          else $XDG_RUNTIME_DIR/bus); it never starts one. Passwords and secrets
+          cross the bus encrypted (a dh-ietf1024-sha256-aes128-cbc-pkcs7
+          session). The commands, options, output and exit statuses are the
+          same in both modes; a locked collection's password is asked as usual
+          and unlocks it in the daemon. Through cofferd, new collection ids are
+          lower case (a-z, 0-9, _). Errors from the daemon map to the statuses
+          below (a request it refuses as invalid: 2; the daemon failing or
+          gone: 5).
 
         PASSWORDS AND SECRETS
           Collection passwords are never taken from the command line or the
@@ -23,7 +39,9 @@ struct CofferCommand: ParsableCommand {
           current password and line 2 the new one). For 'add' and
           'update --secret', the secret is the rest of stdin after that line.
           Without a terminal and without --password-stdin, commands that need
-          a password fail with exit status 2.
+          a password fail with exit status 2. When the daemon has the
+          collection unlocked already, no password is asked; a password line
+          given with --password-stdin is then read and ignored.
 
           A secret is typed at a no-echo prompt (twice) when stdin is a
           terminal. Otherwise it is read from stdin to end of file, and one
@@ -37,11 +55,11 @@ struct CofferCommand: ParsableCommand {
           3  locked: wrong password, or the collection is locked
           4  already exists: an item with the same attributes (see
              'add --replace'), or a collection with the same id
-          5  store damaged, or an I/O or system error
+          5  store damaged, or an I/O or system error (or the daemon failed)
           Errors are one line on stderr starting with "coffer: ".
 
         FILES
-          The store directory is --data-dir, else $COFFER_DATA_DIR, else
+          Without the daemon, the store directory is --data-dir, else $COFFER_DATA_DIR, else
           $XDG_DATA_HOME/coffer, else ~/.local/share/coffer. It holds one
           <id>.coffer file per collection, <id>.lock files and an 'aliases'
           file; the directory is mode 0700 and the files 0600.

@@ -33,7 +33,7 @@ struct Collections: ParsableCommand {
                 rows.append((info, aliases.filter { $0.value == id }.map(\.key).sorted()))
             } catch {
                 // One damaged file should not hide the others: list them, then fail.
-                Output.note("warning: collection '\(id)': \(CLIError(error).message)")
+                Output.note("warning: collection '\(id)': \(CLIError.from(error).message)")
                 unreadable.append(id)
             }
         }

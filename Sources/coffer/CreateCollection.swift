@@ -39,12 +39,14 @@ struct CreateCollection: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let collection = CollectionID(id)!
-        if try access.keychain.collectionIDs().contains(collection) {
-            throw CLIError.duplicate("a collection named '\(collection)' already exists; choose another id")
+        let requested = CollectionID(id)!
+        let existing = try access.keychain.collectionIDs()
+        if existing.contains(requested) {
+            throw CLIError.duplicate("a collection named '\(requested)' already exists; choose another id")
         }
-        let password = try InputSource(passwordFromStdin: passwords.passwordStdin).newPassword(for: collection)
-        try access.keychain.createCollection(label: label ?? id, id: collection, password: password)
+        try access.keychain.checkNewCollectionID(requested, existing: existing)
+        let password = try InputSource(passwordFromStdin: passwords.passwordStdin).newPassword(for: requested)
+        let collection = try access.keychain.createCollection(requested, label: label ?? id, password: password)
         var note = ""
         if try access.keychain.resolveAlias(Keychain.defaultAlias) == nil {
             try access.keychain.setAlias(Keychain.defaultAlias, to: collection)

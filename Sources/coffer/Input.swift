@@ -35,6 +35,13 @@ final class InputSource {
         return try Terminal.readHidden(prompt: prompt ?? "Password for '\(collection)': ")
     }
 
+    /// With `--password-stdin`, reads the password line that a command does not need after
+    /// all (the daemon has `collection` unlocked) and wipes it; a missing line is no error.
+    func skipStdinPassword(for collection: CollectionID) {
+        guard passwordFromStdin && !stdinIsTerminal else { return }
+        if let unused = try? stdinLine(what: "the password of '\(collection)'") { unused.removeAll() }
+    }
+
     /// A new password for `collection`: asked twice on a terminal; never empty.
     func newPassword(for collection: CollectionID) throws -> SecureBytes {
         let password: SecureBytes

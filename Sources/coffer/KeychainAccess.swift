@@ -4,13 +4,14 @@ import CofferStore
 
 /// The one place that opens the keychain and gets a collection unlocked.
 ///
-/// Today this is direct mode: the encrypted files are opened in this process (FileStore) and
-/// every command unlocks with the password again, so nothing stays unlocked between
-/// commands. A daemon-backed path (talking to cofferd over D-Bus, where a collection may
-/// already be unlocked) belongs here too, behind the same methods.
+/// Without `--data-dir`, when a Secret Service (cofferd) owns org.freedesktop.secrets on the
+/// session bus, every command goes through it (`DaemonKeychain`): a collection it has
+/// unlocked needs no password, and unlocking or locking lasts beyond this process.
+/// Otherwise (`--data-dir`, no session bus, nobody owning the name) the encrypted files are
+/// opened in this process (`DirectKeychain`) and every command unlocks with the password
+/// again. Commands see only `KeychainBackend`, so both behave the same way.
 struct KeychainAccess {
-    let keychain: Keychain
-    let directory: String
+    let keychain: any KeychainBackend
     /// The `--data-dir` the user gave, repeated in hints so that copied commands work.
     private let explicitDirectory: String?
 
@@ -19,10 +20,15 @@ struct KeychainAccess {
 
     init(_ global: GlobalOptions) throws {
         explicitDirectory = global.dataDir
-        directory = global.dataDir ?? FileStore.defaultDirectory()
-        let store = try FileStore(directory: directory)
-        keychain = Keychain(provider: store, sessionCollection: false)
+        if global.dataDir == nil, let daemon = try DaemonKeychain.connectIfRunning() {
+            keychain = daemon
+        } else {
+            keychain = try DirectKeychain(directory: global.dataDir ?? FileStore.defaultDirectory())
+        }
     }
+
+    /// Whether the commands go through a running daemon.
+    var viaDaemon: Bool { keychain.keepsUnlocked }
 
     /// `coffer [--data-dir DIR] <arguments>`, for hints in messages.
     func command(_ arguments: String) -> String {
@@ -67,17 +73,25 @@ struct KeychainAccess {
     }
 
     /// Unlocks `id` unless it already is, asking `input` for the password (up to three
-    /// times on a terminal). A wrong password exits with status 3.
-    func unlock(_ id: CollectionID, input: InputSource) throws {
-        guard try isLocked(id) else { return }
+    /// times on a terminal). A wrong password exits with status 3. Returns whether a password
+    /// was needed.
+    @discardableResult
+    func unlock(_ id: CollectionID, input: InputSource) throws -> Bool {
+        guard try isLocked(id) else {
+            // The daemon may have it unlocked already. With --password-stdin the first line is
+            // still the password (so that what follows it, a secret, is read the same way in
+            // both modes): read it and drop it.
+            input.skipStdinPassword(for: id)
+            return false
+        }
         let attempts = input.asksOnTerminal ? Self.terminalAttempts : 1
         for attempt in 1...attempts {
             let password = try input.password(for: id)
             do {
                 try keychain.unlock(id, password: password)
-                return
+                return true
             } catch {
-                guard error == .authenticationFailed else { throw error }
+                guard isWrongPassword(error) else { throw error }
                 if attempt < attempts {
                     Output.note("wrong password, try again")
                 }
@@ -90,6 +104,9 @@ struct KeychainAccess {
     /// terminal), then the new one (asked twice on a terminal).
     func changePassword(_ id: CollectionID, input: InputSource) throws {
         var old = try input.password(for: id, prompt: "Current password for '\(id)': ")
+        if viaDaemon {
+            return try changePasswordThroughDaemon(id, old: old, input: input)
+        }
         if input.asksOnTerminal {
             // Check the old password before asking for a new one, and allow retries.
             var attempt = 1
@@ -98,7 +115,7 @@ struct KeychainAccess {
                     try keychain.unlock(id, password: old)
                     break
                 } catch {
-                    guard error == .authenticationFailed else { throw error }
+                    guard isWrongPassword(error) else { throw error }
                     guard attempt < Self.terminalAttempts else {
                         throw CLIError.locked("wrong password for collection '\(id)'; the password was not changed")
                     }
@@ -112,10 +129,36 @@ struct KeychainAccess {
         do {
             try keychain.changePassword(id, from: old, to: new)
         } catch {
-            guard error == .authenticationFailed else { throw error }
+            guard isWrongPassword(error) else { throw error }
             throw CLIError.locked("wrong password for collection '\(id)'; the password was not changed")
         }
     }
+
+    /// Through the daemon the current password is checked by the change itself (checking it
+    /// with an unlock first would leave the collection unlocked there): on a terminal a wrong
+    /// one is asked again, keeping the new password already typed.
+    private func changePasswordThroughDaemon(_ id: CollectionID, old first: SecureBytes, input: InputSource) throws {
+        var old = first
+        let new = try input.newPassword(for: id)
+        let attempts = input.asksOnTerminal ? Self.terminalAttempts : 1
+        for attempt in 1...attempts {
+            do {
+                try keychain.changePassword(id, from: old, to: new)
+                return
+            } catch {
+                guard isWrongPassword(error) else { throw error }
+                guard attempt < attempts else { break }
+                Output.note("wrong password, try again")
+                old = try input.password(for: id, prompt: "Current password for '\(id)': ")
+            }
+        }
+        throw CLIError.locked("wrong password for collection '\(id)'; the password was not changed")
+    }
+}
+
+/// Whether `error` says a password was wrong.
+func isWrongPassword(_ error: any Error) -> Bool {
+    (error as? CofferError) == .authenticationFailed
 }
 
 /// `text` quoted for a POSIX shell when it needs quoting.

@@ -6,9 +6,10 @@ struct Lock: ParsableCommand {
         commandName: "lock",
         abstract: "Lock a collection.",
         discussion: """
-        Locks the collection (default: the default collection). Without the daemon this \
-        only reports: coffer keeps nothing unlocked between commands, so every collection \
-        is locked already.
+        Locks the collection (default: the default collection). Through cofferd this locks \
+        it in the daemon: the next command that needs it asks for its password. Without \
+        the daemon this only reports: coffer keeps nothing unlocked between commands, so \
+        every collection is locked already.
 
         EXAMPLES
           coffer lock

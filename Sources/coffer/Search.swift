@@ -13,8 +13,9 @@ struct Search: ParsableCommand {
         --show-secret. Exits with status 1 when nothing matches (without asking for the \
         password).
 
-        Reading labels and attributes needs the collection password. With --no-unlock, no \
-        password is asked: matches are listed by reference only, as locked.
+        Reading labels and attributes needs the collection unlocked: the password is asked \
+        unless cofferd has the collection unlocked already. With --no-unlock, no password \
+        is asked: matches of a locked collection are listed by reference only, as locked.
 
         --json prints an array of objects {"collection", "id", "label", "attributes", \
         "locked"}, plus "secret" with --show-secret (a string; binary secrets that are not \
@@ -112,7 +113,7 @@ struct Search: ParsableCommand {
 /// Formats search results into a buffer reserved large enough never to reallocate (so that
 /// no copy of a secret is left behind in freed memory); the caller zeroes it.
 enum ResultWriter {
-    static func capacity(for results: [SearchResult]) -> Int {
+    static func capacity(for results: [ItemMatch]) -> Int {
         var total = 64
         for result in results {
             total += 256
@@ -125,7 +126,7 @@ enum ResultWriter {
         return total
     }
 
-    static func json(_ results: [SearchResult], to out: inout [UInt8]) {
+    static func json(_ results: [ItemMatch], to out: inout [UInt8]) {
         out.append(contentsOf: Array("[".utf8))
         for (index, result) in results.enumerated() {
             out.append(contentsOf: Array((index == 0 ? "\n  {" : ",\n  {").utf8))
@@ -179,7 +180,7 @@ enum ResultWriter {
 
     /// secret-tool's layout: a "[collection/id]" header, then "key = value" lines, with
     /// control characters escaped.
-    static func text(_ results: [SearchResult], to out: inout [UInt8]) {
+    static func text(_ results: [ItemMatch], to out: inout [UInt8]) {
         for (index, result) in results.enumerated() {
             if index > 0 { out.append(UInt8(ascii: "\n")) }
             line("[\(result.reference)]", &out)

@@ -78,7 +78,7 @@ struct Update: ParsableCommand {
         do {
             updated = try access.keychain.update(query, with: changes)
         } catch {
-            guard error == .itemNotFound else { throw error }
+            guard (error as? CofferError) == .itemNotFound else { throw error }
             throw CLIError.notFound("no item in '\(id)' matches the query; nothing was updated")
         }
         for reference in updated { Output.line("updated \(reference)") }
