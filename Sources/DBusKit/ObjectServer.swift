@@ -14,7 +14,13 @@
 public final class ObjectServer: @unchecked Sendable {
     private weak var connection: DBusConnection?
     private let registrations = Locked([ObjectPath: any DBusObjectTree]())
-    private let policy = Locked<((_ sender: String, _ uid: UInt32?) -> Bool)?>(nil)
+    /// The policy closure, boxed in a struct: a bare function type stored in the generic
+    /// `Locked` would be reabstracted on every `inout` access, and the thunks written back
+    /// would pile up, making each call slower than the last.
+    private struct Policy {
+        let check: (_ sender: String, _ uid: UInt32?) -> Bool
+    }
+    private let policy = Locked<Policy?>(nil)
 
     init(connection: DBusConnection) {
         self.connection = connection
@@ -24,8 +30,8 @@ public final class ObjectServer: @unchecked Sendable {
     /// uid (nil if the bus could not tell). Rejected calls get `AccessDenied`. The uid is looked
     /// up (and cached) only while a policy is set.
     public var accessPolicy: ((_ sender: String, _ uid: UInt32?) -> Bool)? {
-        get { policy.withLock { $0 } }
-        set { policy.withLock { $0 = newValue } }
+        get { policy.withLock { $0?.check } }
+        set { policy.withLock { $0 = newValue.map(Policy.init) } }
     }
 
     /// Serves every path equal to or below `prefix` from `tree` (replacing an earlier

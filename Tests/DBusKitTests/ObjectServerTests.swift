@@ -209,6 +209,19 @@ import Testing
         #expect(try ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Ping").count == 1)
     }
 
+    /// Every served call reads the policy. Reading it must not change it: a closure stored
+    /// unboxed in a generic lock was rewrapped in two thunks per read, so after enough calls
+    /// invoking it overflowed the stack.
+    @Test func readingTheAccessPolicyLeavesItAsItWas() throws {
+        let (h, _) = try ObjectServerTests.serving()
+        defer { h.shutdown() }
+        h.server.objectServer.accessPolicy = { _, uid in uid == getuid() }
+        for _ in 0..<300_000 { _ = h.server.objectServer.accessPolicy }
+        let policy = try #require(h.server.objectServer.accessPolicy)
+        #expect(policy(":1.1", getuid()))
+        #expect(try ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Ping").count == 1)
+    }
+
     @Test func manyDynamicObjectsWithoutRegistration() throws {
         let (h, tree) = try ObjectServerTests.serving(count: 100_000)
         defer { h.shutdown() }
