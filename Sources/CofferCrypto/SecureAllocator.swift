@@ -1,0 +1,107 @@
+import CGcrypt
+import Synchronization
+
+/// One block of secure memory handed out by `SecureAllocator` (an address and its extent;
+/// ownership is tracked by the holder, so passing it between threads is fine).
+struct SecureAllocation: @unchecked Sendable {
+    /// Start of the block (never nil, at least `capacity` bytes).
+    let pointer: UnsafeMutableRawPointer
+    /// Usable size in bytes (the size class for slab slots).
+    let capacity: Int
+    /// Slab id and slot index for slab slots; nil for blocks taken from libgcrypt directly.
+    let slab: (id: Int, slot: Int)?
+}
+
+/// Small-block allocator over libgcrypt secure memory (internal).
+///
+/// libgcrypt's secure pool is a first-fit list walked from its start on every allocation, so
+/// with thousands of live blocks each `gcry_malloc_secure` (and every secure cipher or MAC
+/// handle) costs tens of microseconds. This allocator takes 32 KiB slabs from the pool and cuts
+/// them into power-of-two slots (32 ... 2048 bytes), keeping the number of libgcrypt blocks
+/// small and small allocations O(1). Larger requests go to libgcrypt directly. Empty slabs are
+/// returned to the pool (one spare per size class is kept). Slots are zeroed on release; the
+/// caller wipes them too. Thread-safe (one mutex).
+final class SecureAllocator: Sendable {
+    static let shared = SecureAllocator()
+
+    static let slabSize = 32 << 10
+    static let sizeClasses = [32, 64, 128, 256, 512, 1024, 2048]
+
+    private struct Slab {
+        let base: UnsafeMutableRawPointer
+        let sizeClass: Int        // index into sizeClasses
+        var freeSlots: [Int32]    // stack of free slot indices
+        var live: Int
+    }
+
+    private struct State: @unchecked Sendable {  // raw pointers are only touched under the lock
+        var slabs: [Slab?] = []
+        var unusedIDs: [Int] = []
+        /// Per size class: ids of slabs that have at least one free slot.
+        var partial: [[Int]] = Array(repeating: [], count: SecureAllocator.sizeClasses.count)
+    }
+
+    private let state = Mutex(State())
+
+    private static func sizeClass(for bytes: Int) -> Int? {
+        sizeClasses.firstIndex { $0 >= bytes }
+    }
+
+    /// At least `bytes` (>= 1) of secure memory, or nil if the pool is exhausted.
+    func allocate(_ bytes: Int) -> SecureAllocation? {
+        let bytes = max(bytes, 1)
+        guard let c = Self.sizeClass(for: bytes) else { return Self.direct(bytes) }
+        let slot: SecureAllocation? = state.withLock { s in
+            if s.partial[c].isEmpty {
+                guard let base = gcry_malloc_secure(Self.slabSize) else { return nil }
+                let slotSize = Self.sizeClasses[c], count = Self.slabSize / slotSize
+                let slab = Slab(base: base, sizeClass: c,
+                                freeSlots: (0..<Int32(count)).reversed(), live: 0)
+                let id: Int
+                if let reused = s.unusedIDs.popLast() { id = reused; s.slabs[id] = slab }
+                else { id = s.slabs.count; s.slabs.append(slab) }
+                s.partial[c].append(id)
+            }
+            let id = s.partial[c][s.partial[c].count - 1]
+            let index = Int(s.slabs[id]!.freeSlots.removeLast())
+            s.slabs[id]!.live += 1
+            if s.slabs[id]!.freeSlots.isEmpty { s.partial[c].removeLast() }
+            let size = Self.sizeClasses[c]
+            return SecureAllocation(pointer: s.slabs[id]!.base + index * size, capacity: size,
+                                    slab: (id, index))
+        }
+        // No room for a new slab: a smaller direct block may still fit.
+        return slot ?? Self.direct(bytes)
+    }
+
+    private static func direct(_ bytes: Int) -> SecureAllocation? {
+        guard let pointer = gcry_malloc_secure(bytes) else { return nil }
+        return SecureAllocation(pointer: pointer, capacity: bytes, slab: nil)
+    }
+
+    /// Zeroes and releases a block from `allocate`.
+    func release(_ allocation: SecureAllocation) {
+        wipe(allocation.pointer, allocation.capacity)
+        guard let (id, index) = allocation.slab else {
+            gcry_free(allocation.pointer)
+            return
+        }
+        let emptied: UnsafeMutableRawPointer? = state.withLock { s in
+            let c = s.slabs[id]!.sizeClass
+            if s.slabs[id]!.freeSlots.isEmpty { s.partial[c].append(id) }
+            s.slabs[id]!.freeSlots.append(Int32(index))
+            s.slabs[id]!.live -= 1
+            // Return an empty slab to the pool unless it is the last one of its class.
+            guard s.slabs[id]!.live == 0, s.partial[c].count > 1 else { return nil }
+            let base = s.slabs[id]!.base
+            s.partial[c].removeAll { $0 == id }
+            s.slabs[id] = nil
+            s.unusedIDs.append(id)
+            return base
+        }
+        if let emptied { gcry_free(emptied) }
+    }
+
+    /// Number of slabs currently held (tests and diagnostics).
+    var slabCount: Int { state.withLock { s in s.slabs.count - s.unusedIDs.count } }
+}

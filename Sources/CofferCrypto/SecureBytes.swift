@@ -1,0 +1,210 @@
+/// Growable byte buffer in libgcrypt secure memory; wiped (gcry_free wipes secure memory, but
+/// also zero explicitly on shrink/realloc) when released. Reference type, not thread-safe.
+///
+/// Blocks come from `SecureAllocator` (slots in slabs of the locked libgcrypt pool; see there)
+/// and are zeroed explicitly whenever they are released, moved on growth, or shrunk.
+///
+/// Use it for keys, passwords and plaintext secrets. Bounds violations in the non-throwing
+/// accessors (`subscript`, `readUInt32LE`, `unprotectedArray`) are programming errors and trap;
+/// `slice` throws `.invalidInput` instead so that parsers of untrusted data can recover.
+public final class SecureBytes: @unchecked Sendable {
+    /// The secure block (from `SecureAllocator`: at least one byte, never nil).
+    private var allocation: SecureAllocation
+    /// Number of bytes in use.
+    public private(set) var count: Int
+
+    private var storage: UnsafeMutableRawPointer { allocation.pointer }
+    private var capacity: Int { allocation.capacity }
+
+    /// A zero-filled secure block with room for `bytes` bytes.
+    private static func allocate(_ bytes: Int) throws -> SecureAllocation {
+        Crypto.ensureInitialized()
+        guard bytes >= 0 else { throw CryptoError.invalidInput("negative size \(bytes)") }
+        guard let block = SecureAllocator.shared.allocate(bytes) else {
+            throw CryptoError.secureMemoryExhausted(requested: bytes)
+        }
+        block.pointer.initializeMemory(as: UInt8.self, repeating: 0, count: block.capacity)
+        return block
+    }
+
+    /// A buffer of `count` zero bytes.
+    public init(count: Int) throws {
+        allocation = try Self.allocate(count)
+        self.count = count
+    }
+
+    /// An empty buffer with room for `capacity` bytes.
+    public init(capacity: Int) throws {
+        allocation = try Self.allocate(capacity)
+        count = 0
+    }
+
+    /// A secure copy of `bytes` (the array itself is left as it is).
+    public convenience init(_ bytes: [UInt8]) throws {
+        try self.init(bytes[...])
+    }
+
+    /// A secure copy of `bytes` (the slice itself is left as it is).
+    public convenience init(_ bytes: ArraySlice<UInt8>) throws {
+        try self.init(capacity: bytes.count)
+        try append(bytes)
+    }
+
+    /// Copies `source` into secure memory, then overwrites `source` with zeros.
+    ///
+    /// Only the storage of `source` is wiped: copies of the array made earlier by the caller
+    /// keep their bytes (Swift copy-on-write duplicates shared storage before writing).
+    public convenience init(wiping source: inout [UInt8]) throws {
+        try self.init(source)
+        wipe(&source)
+    }
+
+    deinit {
+        SecureAllocator.shared.release(allocation)   // zeroes the whole block first
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    public subscript(index: Int) -> UInt8 {
+        get {
+            precondition(index >= 0 && index < count, "SecureBytes index out of range")
+            return storage.load(fromByteOffset: index, as: UInt8.self)
+        }
+        set {
+            precondition(index >= 0 && index < count, "SecureBytes index out of range")
+            storage.storeBytes(of: newValue, toByteOffset: index, as: UInt8.self)
+        }
+    }
+
+    // MARK: Growing
+
+    /// Makes room for `additional` more bytes, moving to a larger secure block if needed.
+    private func reserve(additional: Int) throws {
+        let (needed, overflow) = count.addingReportingOverflow(additional)
+        guard !overflow else { throw CryptoError.invalidInput("size overflow") }
+        if needed <= capacity { return }
+        let newAllocation = try Self.allocate(max(needed, capacity &* 2, 16))
+        newAllocation.pointer.copyMemory(from: storage, byteCount: count)
+        SecureAllocator.shared.release(allocation)   // zeroes the old block first
+        allocation = newAllocation
+    }
+
+    /// Appends raw bytes (internal: the source may itself be secure memory).
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count > 0, let base = bytes.baseAddress else { return }
+        try reserve(additional: bytes.count)
+        (storage + count).copyMemory(from: base, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    public func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    public func append(_ bytes: ArraySlice<UInt8>) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    public func append(_ byte: UInt8) throws {
+        try reserve(additional: 1)
+        storage.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    public func append(_ other: SecureBytes) throws {
+        if other === self {
+            let copy = try slice(0..<count)
+            try append(copy)
+            return
+        }
+        try other.withUnsafeBytes { try append($0) }
+    }
+
+    // MARK: Fixed-width little-endian helpers
+
+    /// Little-endian fixed-width helpers used by serializers.
+    public func appendUInt32LE(_ v: UInt32) throws {
+        try Swift.withUnsafeBytes(of: v.littleEndian) { try append($0) }
+    }
+
+    public func appendUInt64LE(_ v: UInt64) throws {
+        try Swift.withUnsafeBytes(of: v.littleEndian) { try append($0) }
+    }
+
+    public func readUInt32LE(at offset: Int) -> UInt32 {
+        precondition(offset >= 0 && offset <= count - 4, "SecureBytes read out of range")
+        return UInt32(littleEndian: storage.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    public func readUInt64LE(at offset: Int) -> UInt64 {
+        precondition(offset >= 0 && offset <= count - 8, "SecureBytes read out of range")
+        return UInt64(littleEndian: storage.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    // MARK: Copies out
+
+    /// A copy of `range` in a new secure buffer. Throws `.invalidInput` if out of bounds.
+    public func slice(_ range: Range<Int>) throws -> SecureBytes {
+        guard range.lowerBound >= 0, range.upperBound <= count else {
+            throw CryptoError.invalidInput("slice \(range) out of bounds 0..<\(count)")
+        }
+        let result = try SecureBytes(capacity: range.count)
+        try result.append(UnsafeRawBufferPointer(start: storage + range.lowerBound,
+                                                 count: range.count))
+        return result
+    }
+
+    /// Explicit declassification: ordinary-memory copy for NON-secret parts (labels, attributes).
+    public func unprotectedArray(_ range: Range<Int>) -> [UInt8] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count,
+                     "SecureBytes range out of bounds")
+        return Array(UnsafeRawBufferPointer(start: storage + range.lowerBound, count: range.count))
+    }
+
+    /// Ordinary-memory copy handed to `body`, zeroed afterwards (for handing plaintext to an API
+    /// that needs [UInt8], e.g. a D-Bus message). Do not let the array escape.
+    public func withUnprotectedCopy<R>(_ body: ([UInt8]) throws -> R) rethrows -> R {
+        var copy = unprotectedArray(0..<count)
+        defer { wipe(&copy) }
+        return try body(copy)
+    }
+
+    // MARK: Comparison and clearing
+
+    /// Compares contents in time that depends only on the lengths, not on the bytes.
+    public func constantTimeEquals(_ other: SecureBytes) -> Bool {
+        guard count == other.count else { return false }
+        var difference: UInt8 = 0
+        let a = storage, b = other.storage
+        for i in 0..<count {
+            difference |= a.load(fromByteOffset: i, as: UInt8.self)
+                ^ b.load(fromByteOffset: i, as: UInt8.self)
+        }
+        return difference == 0
+    }
+
+    /// Sets count to 0, zeroing the bytes.
+    public func removeAll() {
+        wipe(storage, count)
+        count = 0
+    }
+
+    // MARK: Internal access for this module's libgcrypt calls
+
+    /// Shortens the buffer to `newCount` bytes, zeroing the removed tail.
+    func truncate(to newCount: Int) {
+        precondition(newCount >= 0 && newCount <= count)
+        wipe(storage + newCount, count - newCount)
+        count = newCount
+    }
+
+    /// The bytes in use, valid only inside `body`.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: storage, count: count))
+    }
+
+    /// The bytes in use, writable, valid only inside `body`.
+    func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
+    }
+}
