@@ -1,0 +1,72 @@
+import CGcrypt
+
+/// AES-128-CBC with PKCS#7 padding (Secret Service DH sessions).
+public enum AES128CBC {
+    public static let blockLength = 16, keyLength = 16
+
+    /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
+    public static func encrypt(_ plaintext: SecureBytes, key: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+        try checkKeyAndIV(key: key, iv: iv)
+        let padLength = blockLength - plaintext.count % blockLength
+        let padded = try SecureBytes(capacity: plaintext.count + padLength)
+        try padded.append(plaintext)
+        for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
+
+        let cipher = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128,
+                                      mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
+        try iv.withUnsafeBytes { try cipher.setIV($0) }
+        var result = [UInt8](repeating: 0, count: padded.count)
+        try result.withUnsafeMutableBytes { out in
+            try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
+        }
+        return result
+    }
+
+    /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
+    /// n bytes equal n -> else .invalidInput("bad padding" etc).
+    public static func decrypt(_ ciphertext: [UInt8], key: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
+        try checkKeyAndIV(key: key, iv: iv)
+        guard !ciphertext.isEmpty, ciphertext.count % blockLength == 0 else {
+            throw CryptoError.invalidInput(
+                "ciphertext length \(ciphertext.count) is not a non-zero multiple of \(blockLength)")
+        }
+        let cipher = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128,
+                                      mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
+        try iv.withUnsafeBytes { try cipher.setIV($0) }
+        let output = try SecureBytes(count: ciphertext.count)
+        try output.withUnsafeMutableBytes { out in
+            try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
+        }
+        guard let unpadded = paddingStart(output) else {
+            output.removeAll()
+            throw CryptoError.invalidInput("bad padding")
+        }
+        output.truncate(to: unpadded)
+        return output
+    }
+
+    /// The length without PKCS#7 padding, or nil if the padding is malformed. Always examines
+    /// all of the last block (no early exit on the first wrong byte).
+    private static func paddingStart(_ block: SecureBytes) -> Int? {
+        let count = block.count
+        let n = block[count - 1]
+        // bad != 0 if n == 0 or n > 16.
+        var bad: UInt8 = (n == 0 ? 1 : 0) | (n > UInt8(blockLength) ? 1 : 0)
+        for i in 1...blockLength {
+            let byte = block[count - i]
+            // Inside the padding (i <= n) every byte must equal n.
+            let inside: UInt8 = UInt8(i) <= n ? 0xFF : 0
+            bad |= (byte ^ n) & inside
+        }
+        return bad == 0 ? count - Int(n) : nil
+    }
+
+    private static func checkKeyAndIV(key: SecureBytes, iv: [UInt8]) throws {
+        guard key.count == keyLength else {
+            throw CryptoError.invalidInput("AES-128 key must be \(keyLength) bytes, got \(key.count)")
+        }
+        guard iv.count == blockLength else {
+            throw CryptoError.invalidInput("IV must be \(blockLength) bytes, got \(iv.count)")
+        }
+    }
+}

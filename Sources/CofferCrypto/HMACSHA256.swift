@@ -1,0 +1,79 @@
+import CGcrypt
+
+/// A reusable keyed HMAC-SHA256 (keeps one gcry_md handle; reset between uses). Not thread-safe.
+///
+/// The handle is opened with GCRY_MD_FLAG_SECURE, so the key and hash state live in secure
+/// memory.
+public final class HMACSHA256: @unchecked Sendable {
+    public static let outputLength = 32
+    private let handle: gcry_md_hd_t
+
+    public init(key: SecureBytes) throws {
+        handle = try key.withUnsafeBytes { try Self.open(key: $0) }
+    }
+
+    public init(key: [UInt8]) throws {
+        handle = try key.withUnsafeBytes { try Self.open(key: $0) }
+    }
+
+    deinit { gcry_md_close(handle) }
+
+    private static func open(key: UnsafeRawBufferPointer) throws -> gcry_md_hd_t {
+        Crypto.ensureInitialized()
+        var hd: gcry_md_hd_t?
+        let err = gcry_md_open(&hd, COFFER_GCRY_MD_SHA256,
+                               COFFER_GCRY_MD_FLAG_HMAC | COFFER_GCRY_MD_FLAG_SECURE)
+        guard err == 0, let hd else {
+            if coffer_gpg_err_code(err) == GPG_ERR_ENOMEM.rawValue {
+                throw CryptoError.secureMemoryExhausted(requested: 0)
+            }
+            throw gcryError(err, "gcry_md_open")
+        }
+        // An empty key is valid HMAC (same as 64 zero bytes); give libgcrypt a real pointer.
+        var zero: UInt8 = 0
+        let setkeyErr = withUnsafeMutableBytes(of: &zero) { z in
+            key.count > 0 ? gcry_md_setkey(hd, key.baseAddress, key.count)
+                          : gcry_md_setkey(hd, z.baseAddress, 0)
+        }
+        if setkeyErr != 0 {
+            gcry_md_close(hd)
+            throw gcryError(setkeyErr, "gcry_md_setkey")
+        }
+        return hd
+    }
+
+    public func authenticationCode(for message: [UInt8]) -> [UInt8] {
+        message.withUnsafeBytes { code(for: [$0]) }
+    }
+
+    public func authenticationCode(for message: SecureBytes) -> [UInt8] {
+        message.withUnsafeBytes { code(for: [$0]) }
+    }
+
+    /// Convenience one-shot.
+    public static func authenticationCode(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
+        try HMACSHA256(key: key).authenticationCode(for: message)
+    }
+
+    /// MAC over the concatenation of `parts`, returned in ordinary memory.
+    func code(for parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: Self.outputLength) { buffer, initialized in
+            compute(parts, into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = Self.outputLength
+        }
+    }
+
+    /// MAC over the concatenation of `parts`, written to `out` (32 bytes; may be secure memory).
+    func compute(_ parts: [UnsafeRawBufferPointer], into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= Self.outputLength)
+        gcry_md_reset(handle)
+        for part in parts where part.count > 0 {
+            gcry_md_write(handle, part.baseAddress, part.count)
+        }
+        // gcry_md_read finalises and returns a pointer into the (secure) handle.
+        guard let digest = gcry_md_read(handle, COFFER_GCRY_MD_SHA256) else {
+            fatalError("gcry_md_read returned no digest for HMAC-SHA256")
+        }
+        out.baseAddress!.copyMemory(from: digest, byteCount: Self.outputLength)
+    }
+}
