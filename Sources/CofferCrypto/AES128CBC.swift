@@ -1,41 +1,72 @@
 import CGcrypt
 
-/// AES-128-CBC with PKCS#7 padding (Secret Service DH sessions).
+import Synchronization
+
+/// AES-128-CBC with PKCS#7 padding (Secret Service DH sessions): one-shot calls. A session
+/// that transfers many secrets keeps an `AES128CBCKey`.
 public enum AES128CBC {
     public static let blockLength = 16, keyLength = 16
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
     public static func encrypt(_ plaintext: SecureBytes, key: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-        try checkKeyAndIV(key: key, iv: iv)
+        try AES128CBCKey(key).encrypt(plaintext, iv: iv)
+    }
+
+    /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
+    /// n bytes equal n -> else .invalidInput("bad padding" etc).
+    public static func decrypt(_ ciphertext: [UInt8], key: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
+        try AES128CBCKey(key).decrypt(ciphertext, iv: iv)
+    }
+}
+
+/// An AES-128-CBC key with its cipher handle kept open (in secure memory). Calls are
+/// serialized by a lock.
+public final class AES128CBCKey: Sendable {
+    private let handle: CipherHandle
+    private let lock = Mutex(())
+    private let blockLength = AES128CBC.blockLength
+
+    public init(_ key: SecureBytes) throws {
+        guard key.count == AES128CBC.keyLength else {
+            throw CryptoError.invalidInput("AES-128 key must be \(AES128CBC.keyLength) bytes, got \(key.count)")
+        }
+        handle = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128, mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
+    }
+
+    /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
+    public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+        try Self.check(iv: iv)
         let padLength = blockLength - plaintext.count % blockLength
         let padded = try SecureBytes(capacity: plaintext.count + padLength)
         try padded.append(plaintext)
         for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
 
-        let cipher = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128,
-                                      mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
-        try iv.withUnsafeBytes { try cipher.setIV($0) }
         var result = [UInt8](repeating: 0, count: padded.count)
-        try result.withUnsafeMutableBytes { out in
-            try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
+        try lock.withLock { _ in
+            let cipher = handle
+            try iv.withUnsafeBytes { try cipher.setIV($0) }
+            try result.withUnsafeMutableBytes { out in
+                try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
+            }
         }
         return result
     }
 
     /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
     /// n bytes equal n -> else .invalidInput("bad padding" etc).
-    public static func decrypt(_ ciphertext: [UInt8], key: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
-        try checkKeyAndIV(key: key, iv: iv)
+    public func decrypt(_ ciphertext: [UInt8], iv: [UInt8]) throws -> SecureBytes {
+        try Self.check(iv: iv)
         guard !ciphertext.isEmpty, ciphertext.count % blockLength == 0 else {
             throw CryptoError.invalidInput(
                 "ciphertext length \(ciphertext.count) is not a non-zero multiple of \(blockLength)")
         }
-        let cipher = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128,
-                                      mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
-        try iv.withUnsafeBytes { try cipher.setIV($0) }
         let output = try SecureBytes(count: ciphertext.count)
-        try output.withUnsafeMutableBytes { out in
-            try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
+        try lock.withLock { _ in
+            let cipher = handle
+            try iv.withUnsafeBytes { try cipher.setIV($0) }
+            try output.withUnsafeMutableBytes { out in
+                try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
+            }
         }
         guard let unpadded = paddingStart(output) else {
             output.removeAll()
@@ -47,7 +78,7 @@ public enum AES128CBC {
 
     /// The length without PKCS#7 padding, or nil if the padding is malformed. Always examines
     /// all of the last block (no early exit on the first wrong byte).
-    private static func paddingStart(_ block: SecureBytes) -> Int? {
+    private func paddingStart(_ block: SecureBytes) -> Int? {
         let count = block.count
         let n = block[count - 1]
         // bad != 0 if n == 0 or n > 16.
@@ -61,12 +92,9 @@ public enum AES128CBC {
         return bad == 0 ? count - Int(n) : nil
     }
 
-    private static func checkKeyAndIV(key: SecureBytes, iv: [UInt8]) throws {
-        guard key.count == keyLength else {
-            throw CryptoError.invalidInput("AES-128 key must be \(keyLength) bytes, got \(key.count)")
-        }
-        guard iv.count == blockLength else {
-            throw CryptoError.invalidInput("IV must be \(blockLength) bytes, got \(iv.count)")
+    private static func check(iv: [UInt8]) throws {
+        guard iv.count == AES128CBC.blockLength else {
+            throw CryptoError.invalidInput("IV must be \(AES128CBC.blockLength) bytes, got \(iv.count)")
         }
     }
 }

@@ -1,8 +1,9 @@
 import CGcrypt
 
 /// An owned gcry_cipher handle allocated in secure memory (the key schedule stays there);
-/// closed (and thereby wiped by libgcrypt) when released. Internal helper.
-final class CipherHandle {
+/// closed (and thereby wiped by libgcrypt) when released. Internal helper; the keyed cipher
+/// types that keep one use it only under their lock.
+final class CipherHandle: @unchecked Sendable {
     let raw: gcry_cipher_hd_t
 
     /// Opens `algorithm`/`mode` with GCRY_CIPHER_SECURE and sets `key`.

@@ -13,16 +13,44 @@ public enum Digest {
         }
     }
 
-    /// GCRY_MD_CRC32 (IEEE 802.3, as zlib's crc32).
+    /// CRC-32 (IEEE 802.3, as zlib's crc32), computed here eight bytes at a time: libgcrypt's
+    /// one-shot digest call costs more in setup than a short record takes to checksum.
     public static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        Crypto.ensureInitialized()
-        var digest: UInt32 = 0
-        withUnsafeMutableBytes(of: &digest) { out in
-            bytes.withUnsafeBytes {
-                gcry_md_hash_buffer(COFFER_GCRY_MD_CRC32, out.baseAddress, $0.baseAddress, $0.count)
+        let tables = crcTables
+        var crc: UInt32 = 0xFFFF_FFFF
+        bytes.withUnsafeBufferPointer { buffer in
+            var i = 0
+            let n = buffer.count
+            while i + 8 <= n {
+                let low = crc ^ (UInt32(buffer[i]) | UInt32(buffer[i + 1]) << 8 | UInt32(buffer[i + 2]) << 16 | UInt32(buffer[i + 3]) << 24)
+                crc = tables[7 * 256 + Int(low & 0xFF)] ^ tables[6 * 256 + Int((low >> 8) & 0xFF)]
+                    ^ tables[5 * 256 + Int((low >> 16) & 0xFF)] ^ tables[4 * 256 + Int(low >> 24)]
+                    ^ tables[3 * 256 + Int(buffer[i + 4])] ^ tables[2 * 256 + Int(buffer[i + 5])]
+                    ^ tables[256 + Int(buffer[i + 6])] ^ tables[Int(buffer[i + 7])]
+                i += 8
+            }
+            while i < n {
+                crc = tables[Int((crc ^ UInt32(buffer[i])) & 0xFF)] ^ (crc >> 8)
+                i += 1
             }
         }
-        // libgcrypt writes the CRC big-endian.
-        return UInt32(bigEndian: digest)
+        return ~crc
     }
+
+    /// Eight 256-entry tables for slicing-by-8 (reflected polynomial 0xEDB88320).
+    private static let crcTables: [UInt32] = {
+        var tables = [UInt32](repeating: 0, count: 8 * 256)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            tables[n] = c
+        }
+        for n in 0..<256 {
+            for k in 1..<8 {
+                let previous = tables[(k - 1) * 256 + n]
+                tables[k * 256 + n] = tables[Int(previous & 0xFF)] ^ (previous >> 8)
+            }
+        }
+        return tables
+    }()
 }

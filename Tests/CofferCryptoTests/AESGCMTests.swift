@@ -45,6 +45,28 @@ struct AESGCMTests {
         #expect(plain(opened) == hex(v.plaintext))
     }
 
+    /// One key object seals and opens many messages: each call starts from its own nonce and
+    /// associated data, whatever the calls before it did (including a failed open).
+    @Test func keyObjectIsReusableAcrossMessages() throws {
+        let key = try AESGCMKey(try SecureBytes(Array(repeating: 7, count: 32)))
+        var sealed: [([UInt8], [UInt8], [UInt8])] = []
+        for n in 0..<20 {
+            let nonce = Random.nonce(12)
+            let aad = Array("record \(n)".utf8)
+            sealed.append((try key.seal(Array("secret number \(n)".utf8), nonce: nonce, aad: aad), nonce, aad))
+        }
+        #expect(throws: CryptoError.authenticationFailed) {
+            _ = try key.open(sealed[0].0[...], nonce: sealed[1].1, aad: sealed[0].2)
+        }
+        for (n, (box, nonce, aad)) in sealed.enumerated().reversed() {
+            let opened = try key.open(box[...], nonce: nonce, aad: aad)
+            #expect(opened.withUnprotectedCopy { String(decoding: $0, as: UTF8.self) } == "secret number \(n)")
+            // The same result as a one-shot call with the same key bytes.
+            #expect(try AESGCM.seal(Array("secret number \(n)".utf8), key: try SecureBytes(Array(repeating: 7, count: 32)),
+                                    nonce: nonce, aad: aad) == box)
+        }
+    }
+
     @Test func tamperedTagIsRejected() throws {
         let v = Self.vectors[3]
         let key = try SecureBytes(hex(v.key))

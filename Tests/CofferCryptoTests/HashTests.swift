@@ -30,6 +30,8 @@ struct HashTests {
 
     @Test func crc32() {
         #expect(Digest.crc32(Array("123456789".utf8)[...]) == 0xCBF43926)
+        // 43 bytes: five 8-byte steps and a 3-byte tail.
+        #expect(Digest.crc32(Array("The quick brown fox jumps over the lazy dog".utf8)[...]) == 0x414FA339)
         #expect(Digest.crc32(ArraySlice<UInt8>()) == 0)
         let framed = Array("xx123456789".utf8)
         #expect(Digest.crc32(framed[2...]) == 0xCBF43926)
