@@ -22,7 +22,7 @@ final class DaemonKeychain: KeychainBackend {
     }
 
     /// A client of the Secret Service when one owns org.freedesktop.secrets on the session bus.
-    static func connectIfRunning() throws -> DaemonKeychain? {
+    static func connectIfRunning() -> DaemonKeychain? {
         DaemonBus.connectIfRunning().map { DaemonKeychain(bus: $0) }
     }
 

@@ -20,7 +20,7 @@ struct KeychainAccess {
 
     init(_ global: GlobalOptions) throws {
         explicitDirectory = global.dataDir
-        if global.dataDir == nil, let daemon = try DaemonKeychain.connectIfRunning() {
+        if global.dataDir == nil, let daemon = DaemonKeychain.connectIfRunning() {
             keychain = daemon
         } else {
             keychain = try DirectKeychain(directory: global.dataDir ?? FileStore.defaultDirectory())
