@@ -65,7 +65,9 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
             return sessions[number].map { SessionObject(server: self, number: number, session: $0) }
         case .prompt(let number):
             return prompts[number].map { PromptObject(server: self, prompt: $0) }
-        case .node, nil:
+        case .node:
+            return NodeObject()
+        case nil:
             return nil
         }
     }
@@ -89,6 +91,13 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         default:
             return []
         }
+    }
+
+    /// `…/collection`, `…/aliases`, `…/session` and `…/prompt`: no interface of their own, but
+    /// always there, so that they answer Introspect (listing their children) also while empty;
+    /// the service object lists them, and tree walkers stop at the first child that fails.
+    struct NodeObject: DBusObject {
+        var interfaces: [InterfaceDescription] { [] }
     }
 
     // MARK: Lookups shared by the objects
