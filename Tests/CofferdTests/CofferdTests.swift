@@ -1,0 +1,1 @@
+// End-to-end tests of cofferd: private dbus-daemon, the real daemon, real clients.

@@ -1,0 +1,293 @@
+import CofferTestSupport
+import DBusKit
+import Dispatch
+import Foundation
+import Testing
+
+/// One test's world: a private bus, the built `cofferd` serving a fresh data directory on it,
+/// and a D-Bus client connection (with a running loop, so it receives signals).
+///
+/// Everything is stopped by `shutdown()` (call it in a `defer`), and every wait has a hard
+/// deadline: a broken daemon makes a test fail, never hang.
+final class DaemonFixture: @unchecked Sendable {
+    static let busName = "org.freedesktop.secrets"
+    static let loginPassword = "correct horse battery staple"
+
+    let root: String
+    let dataDir: String
+    let bus: PrivateBus
+    private(set) var daemon: ChildProcess?
+    private(set) var client: SecretClient!
+    /// Every client made by `newClient()`, closed at shutdown.
+    private var extraClients: [SecretClient] = []
+    /// Lines FakePinentry answers GETPIN with (one per request).
+    let pinentryScript: String
+    /// What FakePinentry was shown.
+    let pinentryLog: String
+
+    /// Starts a bus and cofferd. With `unlock`, `password` is piped to `--unlock` (creating
+    /// `login` on first start). With `pinentry`, FakePinentry answers prompts from `script`.
+    init(unlock: Bool = true, password: String = DaemonFixture.loginPassword,
+         pinentry: [String]? = nil) throws {
+        root = NSTemporaryDirectory() + "cofferd-e2e-" + UUID().uuidString
+        dataDir = root + "/data"
+        pinentryScript = root + "/pinentry-script"
+        pinentryLog = root + "/pinentry-log"
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
+        bus = try PrivateBus()
+        if let pinentry { try setPinentryScript(pinentry) }
+        do {
+            try startDaemon(unlock: unlock, password: password)
+        } catch {
+            shutdown()
+            throw error
+        }
+    }
+
+    deinit { shutdown() }
+
+    // MARK: The daemon
+
+    static var cofferdPath: String {
+        get throws {
+            try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
+        }
+    }
+
+    static var fakePinentryPath: String? { Executables.built("FakePinentry") }
+
+    /// The environment of every child: this bus, a private HOME, UTC, no inherited pinentry.
+    func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var env = bus.environment([
+            "HOME": root + "/home",
+            "XDG_DATA_HOME": root + "/home/.local/share",
+            "XDG_RUNTIME_DIR": root,
+            "TZ": "UTC",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "FAKE_PINENTRY_SCRIPT": pinentryScript,
+            "FAKE_PINENTRY_LOG": pinentryLog,
+        ])
+        env["COFFER_PINENTRY"] = nil
+        env["DISPLAY"] = nil
+        env["WAYLAND_DISPLAY"] = nil
+        env["SECRET_BACKEND"] = nil
+        env["SECRET_SERVICE_BUS_NAME"] = nil
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+
+    /// Starts cofferd (`--foreground --data-dir`), waits until it owns the bus name, then
+    /// (re)connects the main client.
+    func startDaemon(unlock: Bool, password: String = DaemonFixture.loginPassword) throws {
+        precondition(daemon == nil, "daemon already running")
+        try launch(arguments: unlock ? ["--unlock"] : [], stdin: unlock ? Array(password.utf8) : nil, previousOwner: nil)
+    }
+
+    /// Starts a second cofferd with `--replace --unlock` on the same data; returns how the
+    /// first one ended once the new one owns the name.
+    func replaceDaemon(password: String = DaemonFixture.loginPassword) throws -> ChildResult? {
+        let previous = try daemonUniqueName
+        let old = daemon
+        daemon = nil
+        for extra in extraClients { extra.close() }
+        extraClients.removeAll()
+        client = nil
+        try launch(arguments: ["--replace", "--unlock"], stdin: Array(password.utf8), previousOwner: previous)
+        return old?.wait(timeout: 10)
+    }
+
+    /// Runs cofferd with the common flags plus `extra`; waits until the bus name has an owner
+    /// other than `previousOwner`.
+    private func launch(arguments extra: [String], stdin: [UInt8]?, previousOwner: String?) throws {
+        // Without FakePinentry, a program that does not exist: prompts are dismissed, never shown.
+        let arguments = ["--foreground", "--data-dir", dataDir, "--pinentry", Self.fakePinentryPath ?? root + "/no-pinentry"]
+            + extra
+        let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
+        daemon = child
+        let probe = try DBusConnection(address: bus.address)
+        defer { probe.close() }
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let owner = try? probe.nameOwner(Self.busName)
+            if let owner, owner != previousOwner { break }
+            if !child.isRunning {
+                let result = child.wait(timeout: 1)
+                daemon = nil
+                throw ChildProcessError.timedOut("cofferd exited before owning \(Self.busName): \(result)")
+            }
+            if Date() >= deadline {
+                let result = child.terminate(grace: 1)
+                daemon = nil
+                throw ChildProcessError.timedOut("cofferd did not own \(Self.busName) within 30 s: \(result)")
+            }
+            usleep(10_000)
+        }
+        client = try newClient()
+    }
+
+    /// Stops cofferd with `signal` (SIGKILL after `grace` seconds; `timedOut` then says so);
+    /// returns how it ended.
+    @discardableResult
+    func stopDaemon(signal: Int32 = SIGTERM, grace: TimeInterval = 10) -> ChildResult? {
+        for extra in extraClients { extra.close() }
+        extraClients.removeAll()
+        client = nil
+        guard let daemon else { return nil }
+        self.daemon = nil
+        daemon.send(signal: signal)
+        return daemon.wait(timeout: grace)
+    }
+
+    /// What cofferd logged so far (for failure messages).
+    var daemonLog: String { daemon?.stderr ?? "" }
+
+    /// Whether cofferd still runs.
+    var daemonIsRunning: Bool { daemon?.isRunning ?? false }
+
+    /// The daemon's unique bus name.
+    var daemonUniqueName: String {
+        get throws { try client.connection.nameOwner(Self.busName) }
+    }
+
+    /// A fresh client connection (own unique name, own loop); closed at shutdown.
+    func newClient() throws -> SecretClient {
+        let made = try SecretClient(address: bus.address)
+        extraClients.append(made)
+        return made
+    }
+
+    /// Stops everything and removes the directory. Idempotent.
+    func shutdown() {
+        stopDaemon(grace: 5)
+        bus.stop()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    // MARK: FakePinentry
+
+    func setPinentryScript(_ lines: [String]) throws {
+        try (lines.map { $0 + "\n" }.joined()).write(toFile: pinentryScript, atomically: true, encoding: .utf8)
+    }
+
+    /// What FakePinentry logged ("" if nothing yet).
+    var pinentryLogText: String {
+        (try? String(contentsOfFile: pinentryLog, encoding: .utf8)) ?? ""
+    }
+
+    // MARK: secret-tool
+
+    /// Runs `secret-tool arguments…` on this bus with `stdin`; waits at most `timeout` seconds.
+    @discardableResult
+    func secretTool(_ arguments: [String], stdin: [UInt8]? = nil, timeout: TimeInterval = 30) throws -> ChildResult {
+        let tool = try #require(Executables.inPath("secret-tool"), "secret-tool is not installed")
+        let child = try ChildProcess(tool, arguments: arguments, environment: environment(), stdin: stdin)
+        let result = child.wait(timeout: timeout)
+        #expect(!result.timedOut, "secret-tool \(arguments.joined(separator: " ")) timed out; cofferd log:\n\(daemonLog)")
+        return result
+    }
+
+    @discardableResult
+    func secretTool(_ arguments: [String], stdin: String) throws -> ChildResult {
+        try secretTool(arguments, stdin: Array(stdin.utf8))
+    }
+
+    /// `secret-tool store --label=label attributes…` with `secret` on stdin; expects success.
+    func store(label: String, _ attributes: [String: String], secret: [UInt8],
+               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try secretTool(["store", "--label=\(label)"] + Self.flatten(attributes), stdin: secret)
+        #expect(result.exitCode == 0, "store failed: \(result)", sourceLocation: sourceLocation)
+    }
+
+    /// `secret-tool lookup attributes…`.
+    func lookup(_ attributes: [String: String]) throws -> ChildResult {
+        try secretTool(["lookup"] + Self.flatten(attributes))
+    }
+
+    static func flatten(_ attributes: [String: String]) -> [String] {
+        attributes.keys.sorted().flatMap { [$0, attributes[$0]!] }
+    }
+}
+
+// MARK: - Small helpers
+
+/// Runs a connection's event loop on a background thread until `stop()`.
+final class LoopThread: @unchecked Sendable {
+    let connection: DBusConnection
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ connection: DBusConnection) {
+        self.connection = connection
+        let thread = Thread { [connection, finished] in
+            connection.run()
+            finished.signal()
+        }
+        thread.name = "D-Bus loop \(connection.uniqueName)"
+        thread.start()
+    }
+
+    /// Stops the loop and waits (bounded) for the thread to leave `run()`.
+    func stop() {
+        connection.stop()
+        _ = finished.wait(timeout: .now() + 10)
+    }
+}
+
+/// A thread-safe box for values written by loop-thread callbacks and read by the test.
+final class Shared<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+    func mutate<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&stored) }
+}
+
+/// Waits (bounded) until `condition` holds, polling.
+func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(5_000)
+    }
+    return condition()
+}
+
+/// Expects `body` to throw a `DBusError` named one of `names`; returns it.
+@discardableResult
+func expectDBusError(_ names: String..., sourceLocation: SourceLocation = #_sourceLocation,
+                     _ body: () throws -> Void) -> DBusError? {
+    do {
+        try body()
+        Issue.record("expected \(names.joined(separator: " or ")), but the call succeeded", sourceLocation: sourceLocation)
+    } catch let error as DBusError {
+        #expect(names.contains(error.name), "got \(error.name): \(error.message)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected DBusError \(names), got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+enum ErrorName {
+    static let isLocked = "org.freedesktop.Secret.Error.IsLocked"
+    static let noSession = "org.freedesktop.Secret.Error.NoSession"
+    static let noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
+    static let alreadyExists = "org.freedesktop.Secret.Error.AlreadyExists"
+    static let denied = "org.gnome.keyring.Error.Denied"
+    static let invalidArgs = DBusError.Name.invalidArgs
+    static let notSupported = DBusError.Name.notSupported
+    static let unknownObject = DBusError.Name.unknownObject
+    static let unknownMethod = DBusError.Name.unknownMethod
+    static let unknownInterface = DBusError.Name.unknownInterface
+    static let unknownProperty = DBusError.Name.unknownProperty
+    static let propertyReadOnly = DBusError.Name.propertyReadOnly
+    static let accessDenied = DBusError.Name.accessDenied
+}
+
+extension Array where Element == UInt8 {
+    var utf8String: String { String(decoding: self, as: UTF8.self) }
+}

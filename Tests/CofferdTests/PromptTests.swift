@@ -1,0 +1,230 @@
+import DBusKit
+import Foundation
+import Testing
+
+/// Prompts answered by FakePinentry (the daemon runs it with `--pinentry`; it answers GETPIN
+/// from the fixture's script and logs what it was told).
+@Suite(.timeLimit(.minutes(3)), .enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+struct PromptTests {
+    static let emptyPaths = DBusValue.array(elementSignature: .objectPath, [])
+
+    /// Locks login, asks to unlock `paths`; returns the prompt.
+    static func lockedThenUnlock(_ c: SecretClient, _ paths: [ObjectPath] = [SS.login]) throws -> ObjectPath {
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        #expect(try c.isLocked(SS.login))
+        let reply = try c.service("Unlock", [.objectPathArray(paths)])
+        #expect(reply[0] == emptyPaths, "nothing is unlocked before the prompt")
+        let prompt = try #require(reply[1].objectPath)
+        #expect(prompt.rawValue.hasPrefix("/org/freedesktop/secrets/prompt/"))
+        return prompt
+    }
+
+    @Test func unlockAfterAWrongPassword() throws {
+        let f = try DaemonFixture(pinentry: ["wrong password", DaemonFixture.loginPassword])
+        defer { f.shutdown() }
+        let c = f.client!
+        let watcher = try f.newClient()
+        let item = try c.quickItem(attributes: ["p": "1"], secret: "behind the prompt")
+        let prompt = try Self.lockedThenUnlock(c, [SS.login])
+        #expect(IntrospectionTests.interfaces(try c.introspect(prompt)).contains(SS.promptInterface))
+
+        let (dismissed, result) = try c.runPrompt(prompt)
+        #expect(dismissed == false)
+        #expect(result == .objectPathArray([SS.login]))
+        #expect(result.signatureString == "ao")
+        // Locked is already false when Completed arrives.
+        #expect(try c.isLocked(SS.login) == false)
+        #expect(try c.getSecret(item, session: try c.openDH()) == Array("behind the prompt".utf8))
+
+        // The dialog said which keyring, and showed an error after the wrong password.
+        let log = f.pinentryLogText
+        #expect(log.components(separatedBy: "GETPIN").count - 1 == 2, "log:\n\(log)")
+        #expect(log.contains("SETERROR"), "log:\n\(log)")
+        #expect(log.contains("SETDESC") && log.contains("Login"), "log:\n\(log)")
+        // Completed is unicast to the caller; the prompt is gone afterwards.
+        #expect(watcher.seen("Completed").isEmpty)
+        #expect(c.signals.value.allSatisfy { $0.member != "Completed" })
+        expectDBusError(ErrorName.unknownObject, ErrorName.unknownMethod) {
+            try c.call(prompt, SS.promptInterface, "Prompt", [.string("")])
+        }
+        // Others heard about the unlock.
+        #expect(watcher.waitForSignal("CollectionChanged", path: SS.service)?.objectArgument == SS.login)
+    }
+
+    @Test func unlockThroughAnItemPathAndSecretToolLookup() throws {
+        let f = try DaemonFixture(pinentry: [DaemonFixture.loginPassword])
+        defer { f.shutdown() }
+        let c = f.client!
+        try f.store(label: "tool", ["lookup": "prompted"], secret: Array("prompted secret".utf8))
+        let item = try #require(try c.items(of: SS.login).first)
+        let prompt = try Self.lockedThenUnlock(c, [item])
+        let (dismissed, result) = try c.runPrompt(prompt)
+        #expect(!dismissed)
+        #expect(result == .objectPathArray([item]))
+        #expect(try c.isLocked(SS.login) == false)
+
+        // secret-tool lookup on a locked item runs the unlock prompt itself.
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        try f.setPinentryScript([DaemonFixture.loginPassword])
+        let lookup = try f.lookup(["lookup": "prompted"])
+        #expect(lookup.exitCode == 0, "\(lookup)")
+        #expect(lookup.stdout == "prompted secret")
+        #expect(try c.isLocked(SS.login) == false)
+    }
+
+    @Test func unlockCancelled() throws {
+        let f = try DaemonFixture(pinentry: ["CANCEL"])
+        defer { f.shutdown() }
+        let c = f.client!
+        let prompt = try Self.lockedThenUnlock(c)
+        let (dismissed, result) = try c.runPrompt(prompt)
+        #expect(dismissed == true)
+        #expect(result == Self.emptyPaths)
+        #expect(try c.isLocked(SS.login))
+        // An empty script cancels too.
+        let again = try #require(try c.service("Unlock", [.objectPathArray([SS.login])])[1].objectPath)
+        #expect(again != prompt, "a new prompt each time")
+        let second = try c.runPrompt(again)
+        #expect(second.dismissed && second.result == Self.emptyPaths)
+        #expect(try c.isLocked(SS.login))
+        #expect(f.daemonIsRunning)
+    }
+
+    @Test func dismissSendsTypedEmptyResults() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        // Unlock: ao [].
+        let unlock = try Self.lockedThenUnlock(c)
+        try c.call(unlock, SS.promptInterface, "Dismiss")
+        let u = try #require(c.waitForSignal("Completed", path: unlock))
+        #expect(u.arguments == [.boolean(true), .variant(Self.emptyPaths)])
+        #expect(try c.isLocked(SS.login))
+        expectDBusError(ErrorName.unknownObject, ErrorName.unknownMethod) { try c.call(unlock, SS.promptInterface, "Dismiss") }
+
+        // CreateCollection: o "/".
+        let create = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Dismissed")]), .string("")])
+        #expect(create[0] == .objectPath(SS.none))
+        let createPrompt = try #require(create[1].objectPath)
+        try c.call(createPrompt, SS.promptInterface, "Dismiss")
+        let cc = try #require(c.waitForSignal("Completed", path: createPrompt))
+        #expect(cc.arguments == [.boolean(true), .variant(.objectPath(SS.none))])
+
+        // ChangeLock: s "".
+        let change = try #require(try c.service("ChangeLock", [.objectPath(SS.login)]).first?.objectPath)
+        try c.call(change, SS.promptInterface, "Dismiss")
+        let ch = try #require(c.waitForSignal("Completed", path: change))
+        #expect(ch.arguments == [.boolean(true), .variant(.string(""))])
+
+        #expect(Set(try c.collections()) == [SS.login, SS.sessionCollection])
+        #expect(!f.pinentryLogText.contains("GETPIN"), "dismissed prompts never ask")
+    }
+
+    @Test func promptBelongsToItsCallerAndRunsOnce() throws {
+        let f = try DaemonFixture(pinentry: [DaemonFixture.loginPassword])
+        defer { f.shutdown() }
+        let c = f.client!
+        let other = try f.newClient()
+        let prompt = try Self.lockedThenUnlock(c)
+        expectDBusError(ErrorName.unknownMethod, ErrorName.accessDenied) {
+            try other.call(prompt, SS.promptInterface, "Prompt", [.string("")])
+        }
+        expectDBusError(ErrorName.unknownMethod, ErrorName.accessDenied) { try other.call(prompt, SS.promptInterface, "Dismiss") }
+
+        // Two Prompt calls back to back: the second is refused while the first runs.
+        let first = try DBusMessage.methodCall(destination: DaemonFixture.busName, path: prompt,
+                                               interface: SS.promptInterface, member: "Prompt", arguments: [.string("")])
+        try c.connection.send(first)
+        expectDBusError(ErrorName.alreadyExists) { try c.call(prompt, SS.promptInterface, "Prompt", [.string("1234")]) }
+        let completed = try #require(c.waitForSignal("Completed", path: prompt, timeout: 30))
+        #expect(completed.arguments == [.boolean(false), .variant(.objectPathArray([SS.login]))])
+        #expect(c.seen("Completed").isEmpty, "exactly one Completed")
+        #expect(f.pinentryLogText.components(separatedBy: "GETPIN").count - 1 == 1)
+    }
+
+    @Test func createCollectionWithAPrompt() throws {
+        let f = try DaemonFixture(pinentry: ["new collection pw"])
+        defer { f.shutdown() }
+        let c = f.client!
+        let watcher = try f.newClient()
+        let reply = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Prompted")]),
+                                                       .string("prompted")])
+        #expect(reply[0] == .objectPath(SS.none))
+        let prompt = try #require(reply[1].objectPath)
+        let (dismissed, result) = try c.runPrompt(prompt)
+        #expect(!dismissed)
+        let path = try #require(result.objectPath, "result must be an o: \(result)")
+        #expect(path == "/org/freedesktop/secrets/collection/prompted")
+        #expect(try c.readAlias("prompted") == path)
+        #expect((try c.collections()).contains(path))
+        #expect(try c.get(path, SS.collectionInterface, "Label") == .string("Prompted"))
+        #expect(try c.isLocked(path) == false)
+        #expect(watcher.waitForSignal("CollectionCreated", path: SS.service)?.objectArgument == path)
+        #expect(f.pinentryLogText.contains("SETREPEAT"), "a new password is confirmed")
+
+        // The collection works and its password is the one typed.
+        let session = try c.openDH()
+        let item = try c.createItem(in: path, label: "x", attributes: ["in": "prompted"], secret: "y", session: session)
+        try c.service("Lock", [.objectPathArray([path])])
+        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(path, password: "other", session: session) }
+        try c.unlockWithMasterPassword(path, password: "new collection pw", session: session)
+        #expect(try c.getSecret(item, session: session) == Array("y".utf8))
+
+        // The alias exists now: CreateCollection returns it at once, without a prompt.
+        let again = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Other")]),
+                                                       .string("prompted")])
+        #expect(again == [.objectPath(path), .objectPath(SS.none)])
+
+        // Cancelled: o "/" and nothing created.
+        try f.setPinentryScript(["CANCEL"])
+        let cancelled = try #require(try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Never")]),
+                                                                         .string("")])[1].objectPath)
+        let outcome = try c.runPrompt(cancelled)
+        #expect(outcome.dismissed)
+        #expect(outcome.result == .objectPath(SS.none))
+        #expect(!(try c.collections()).contains { $0.rawValue.hasSuffix("/never") })
+    }
+
+    @Test func secretToolStoreCreatesTheDefaultCollectionThroughAPrompt() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        // No default collection: delete login.
+        try c.call(SS.login, SS.collectionInterface, "Delete")
+        #expect(try c.readAlias("default") == SS.none)
+        try f.setPinentryScript(["fresh default pw"])
+        try f.store(label: "first", ["after": "delete"], secret: Array("stored".utf8))
+        let def = try c.readAlias("default")
+        #expect(def != SS.none)
+        #expect(try f.lookup(["after": "delete"]).stdout == "stored")
+        #expect(try c.items(of: def).count == 1)
+    }
+
+    @Test func changeLockWithAPrompt() throws {
+        let old = DaemonFixture.loginPassword
+        let f = try DaemonFixture(pinentry: ["not the old one", "whatever", old, "brand new pw"])
+        defer { f.shutdown() }
+        let c = f.client!
+        let session = try c.openDH()
+        let item = try c.createItem(label: "c", attributes: ["change": "1"], secret: "still here", session: session)
+        let prompt = try #require(try c.service("ChangeLock", [.objectPath(SS.login)]).first?.objectPath)
+        let (dismissed, result) = try c.runPrompt(prompt)
+        #expect(!dismissed)
+        #expect(result == .string(""))
+        #expect(f.pinentryLogText.contains("SETERROR"), "the wrong old password was reported")
+
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: old, session: session) }
+        #expect(try c.isLocked(SS.login))
+        try c.unlockWithMasterPassword(SS.login, password: "brand new pw", session: session)
+        #expect(try c.getSecret(item, session: session) == Array("still here".utf8))
+
+        // gnome-keyring's ChangeWithPrompt is the same.
+        try f.setPinentryScript(["brand new pw", "third pw"])
+        let viaGnome = try #require(try c.call(SS.service, SS.gnomeInterface, "ChangeWithPrompt", [.objectPath(SS.login)]).first?.objectPath)
+        #expect(try c.runPrompt(viaGnome).dismissed == false)
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        try c.unlockWithMasterPassword(SS.login, password: "third pw", session: session)
+        #expect(try c.isLocked(SS.login) == false)
+    }
+}

@@ -1,0 +1,140 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import Testing
+
+/// Stopping cofferd and starting it again on the same data.
+@Suite(.timeLimit(.minutes(3))) struct RestartTests {
+    @Test func itemsSurviveARestartAndStayLockedUntilUnlocked() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        var c = f.client!
+        var session = try c.openDH()
+        var expected: [[String: String]: [UInt8]] = [:]
+        for n in 0..<20 {
+            let secret = Array("restart secret \(n) ✓".utf8) + (n % 3 == 0 ? [0, 0xff, 0x0a] : [])
+            let attributes = ["restart": "yes", "n": "\(n)"]
+            try c.createItem(label: "item \(n)", attributes: attributes, secret: secret, session: session)
+            expected[attributes] = secret
+        }
+        try f.store(label: "from secret-tool", ["restart": "tool"], secret: Array("tool secret".utf8))
+        let work = try c.createWithMasterPassword(label: "Work", password: "work-pw", session: session)
+        try c.createItem(in: work, label: "w", attributes: ["restart": "work"], secret: "work secret", session: session)
+        try c.service("SetAlias", [.string("office"), .objectPath(work)])
+        // Changes after creation must survive too.
+        let renamed = try #require(try c.searchItems(["n": "7"]).unlocked.first)
+        try c.set(renamed, SS.itemInterface, "Label", .string("renamed seven"))
+        let deleted = try #require(try c.searchItems(["n": "8"]).unlocked.first)
+        try c.call(deleted, SS.itemInterface, "Delete")
+        expected[["restart": "yes", "n": "8"]] = nil
+        let paths = Set(try c.items(of: SS.login))
+
+        // SIGTERM: a clean, prompt exit.
+        let started = Date()
+        let stopped = try #require(f.stopDaemon(grace: 10))
+        #expect(stopped.exitCode == 0, "cofferd did not exit 0 on SIGTERM: \(stopped)")
+        #expect(!stopped.timedOut)
+        #expect(Date().timeIntervalSince(started) < 5, "cofferd took \(Date().timeIntervalSince(started)) s to stop")
+
+        // Again, without --unlock.
+        try f.startDaemon(unlock: false)
+        c = f.client!
+        #expect(Set(try c.collections()) == [SS.login, SS.sessionCollection, work])
+        #expect(try c.isLocked(SS.login))
+        #expect(try c.isLocked(work))
+        #expect(try c.readAlias("default") == SS.login)
+        #expect(try c.readAlias("office") == work)
+        #expect(Set(try c.items(of: SS.login)) == paths)
+        let found = try c.searchItems(["restart": "yes"])
+        #expect(found.unlocked.isEmpty)
+        #expect(found.locked.count == 19)
+        #expect(try c.searchItems(["restart": "work"]).locked.count == 1)
+
+        session = try c.openDH()
+        #expect(try c.getSecrets(Array(paths), session: session).isEmpty)
+        expectDBusError(ErrorName.isLocked) { _ = try c.getSecret(found.locked[0], session: session) }
+        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: "nope", session: session) }
+        #expect(try c.isLocked(SS.login))
+        try c.unlockWithMasterPassword(SS.login, password: DaemonFixture.loginPassword, session: session)
+        #expect(try c.isLocked(SS.login) == false)
+        #expect(try c.isLocked(work), "unlocking login leaves work locked")
+
+        let unlocked = try c.searchItems(["restart": "yes"]).unlocked
+        #expect(unlocked.count == 19)
+        let secrets = try c.getSecrets(unlocked, session: session)
+        for path in unlocked {
+            let attributes = try #require(try c.get(path, SS.itemInterface, "Attributes").stringDictionary)
+            #expect(secrets[path] == expected[attributes], "\(path) \(attributes)")
+        }
+        #expect(try c.get(renamed, SS.itemInterface, "Label") == .string("renamed seven"))
+        #expect(try f.lookup(["restart": "tool"]).stdout == "tool secret")
+        #expect(try f.lookup(["n": "3"]).stdoutBytes == expected[["restart": "yes", "n": "3"]])
+
+        try c.unlockWithMasterPassword(work, password: "work-pw", session: session)
+        #expect(try f.lookup(["restart": "work"]).stdout == "work secret")
+    }
+
+    @Test func unlockWithTheWrongPasswordRefusesToStart() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        try f.store(label: "x", ["k": "v"], secret: Array("v".utf8))
+        #expect(f.stopDaemon()?.exitCode == 0)
+        #expect(throws: (any Error).self) { try f.startDaemon(unlock: true, password: "not the password") }
+        // The right one still works, and nothing was lost.
+        try f.startDaemon(unlock: true)
+        #expect(try f.client.isLocked(SS.login) == false)
+        #expect(try f.lookup(["k": "v"]).stdout == "v")
+    }
+
+    @Test func aSecondInstanceRefusesAndReplaceTakesOver() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        try f.store(label: "x", ["k": "replace"], secret: Array("r".utf8))
+        let first = try f.daemonUniqueName
+
+        // Without --replace: it says who owns the name and exits 1; the first keeps serving.
+        try FileManager.default.createDirectory(atPath: f.root + "/other", withIntermediateDirectories: true)
+        let second = try ChildProcess(try DaemonFixture.cofferdPath, arguments: ["--foreground", "--data-dir", f.root + "/other"],
+                                      environment: f.environment())
+        let refused = second.wait(timeout: 30)
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.stderr.contains("org.freedesktop.secrets is owned by"), "\(refused.stderr)")
+        #expect(try f.daemonUniqueName == first)
+        #expect(try f.lookup(["k": "replace"]).stdout == "r")
+
+        // With --replace: the first one lets go and exits 0; the new one serves the same data.
+        let old = try f.replaceDaemon()
+        #expect(old?.exitCode == 0, "\(String(describing: old))")
+        #expect(old?.stderr.contains("lost org.freedesktop.secrets") == true, "\(old?.stderr ?? "")")
+        #expect(try f.daemonUniqueName != first)
+        #expect(try f.lookup(["k": "replace"]).stdout == "r")
+    }
+
+    @Test func theSessionCollectionIsNotKept() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let stored = try f.secretTool(["store", "--label=temp", "--collection=session", "k", "temp"], stdin: "in memory")
+        #expect(stored.exitCode == 0, "\(stored)")
+        #expect(try f.client.items(of: SS.sessionCollection).count == 1)
+        #expect(try f.client.items(of: SS.login).isEmpty)
+        #expect(try f.lookup(["k": "temp"]).stdout == "in memory")
+        #expect(f.stopDaemon()?.exitCode == 0)
+        try f.startDaemon(unlock: true)
+        #expect(try f.client.items(of: SS.sessionCollection).isEmpty)
+        #expect(try f.lookup(["k": "temp"]).exitCode == 1)
+    }
+
+    @Test func sigintAlsoStopsCleanly() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        try f.store(label: "x", ["k": "int"], secret: Array("i".utf8))
+        let unique = try f.daemonUniqueName
+        #expect(unique.hasPrefix(":"))
+        let stopped = try #require(f.stopDaemon(signal: SIGINT, grace: 10))
+        #expect(stopped.exitCode == 0, "\(stopped)")
+        #expect(!stopped.timedOut)
+        try f.startDaemon(unlock: true)
+        #expect(try f.lookup(["k": "int"]).stdout == "i")
+    }
+}
