@@ -29,7 +29,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var observedSize: Int
         var lockFile: PosixFile
         var hasher: AttributeHasher
-        var dataKey: SecureBytes?
+        var dataKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
     }
 
@@ -57,9 +57,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     static func create(id: CollectionID, directory: String, label: String, password: SecureBytes,
                        kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
-        let dataKey = try wrap { try Random.secureBytes(AESGCM.keyLength) }
+        let dataKey = try DataKey(try wrap { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
-                                            dataKey: dataKey, password: password, kdf: kdf)
+                                            dataKey: dataKey.bytes, password: password, kdf: kdf)
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
                                           publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
                                           plaintext: nil, key: dataKey, uuid: header.uuid)
@@ -127,9 +127,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func secret(of item: ItemID) throws(CofferError) -> Secret {
         try withFreshState { s throws(CofferError) in
-            let payload = try payload(of: item, in: s)
-            let metadata = try ItemPayload.metadata(from: payload)
-            return Secret(bytes: try ItemPayload.secret(from: payload), contentType: metadata.contentType)
+            let (metadata, secret) = try ItemPayload.contents(of: try payload(of: item, in: s))
+            return Secret(bytes: secret, contentType: metadata.contentType)
         }
     }
 
@@ -212,7 +211,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func unlock(password: SecureBytes) throws(CofferError) {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let key = try header.openDataKey(password: password)   // slow: outside the state lock
+        let key = try DataKey(try header.openDataKey(password: password))   // slow: outside the state lock
         try state.withLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
             s.dataKey = key
@@ -221,9 +220,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let key = try header.openDataKey(password: old)
+        let key = try DataKey(try header.openDataKey(password: old))
         let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
-                                                 dataKey: key, password: new, kdf: header.kdf)
+                                                 dataKey: key.bytes, password: new, kdf: header.kdf)
         try withWriteLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
             try compact(&s, header: replacement, key: key)
@@ -313,7 +312,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     /// Rewrites the file with only its live records (copied verbatim) under `header`, ended by
     /// a fresh meta record, through a temporary file and an atomic rename.
-    private func compact(_ s: inout State, header: StoreHeader, key: SecureBytes) throws(CofferError) {
+    private func compact(_ s: inout State, header: StoreHeader, key: DataKey) throws(CofferError) {
         var image = header.encoded()
         image.reserveCapacity(image.count + s.log.liveBytes + 256)
         for entry in s.log.liveFrames { image += s.log.bytes[entry.offset..<entry.offset + entry.length] }
@@ -341,7 +340,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     // MARK: Item helpers
 
-    private func key(of s: State) throws(CofferError) -> SecureBytes {
+    private func key(of s: State) throws(CofferError) -> DataKey {
         guard let key = s.dataKey else { throw .locked(id.rawValue) }
         return key
     }

@@ -34,6 +34,12 @@ enum ItemPayload {
         return try wrap { try payload.slice(range) }
     }
 
+    /// Metadata and secret from one pass over the payload.
+    static func contents(of payload: SecureBytes) throws(CofferError) -> (ItemMetadata, SecureBytes) {
+        let (metadata, range) = try decode(payload)
+        return (metadata, try wrap { try payload.slice(range) })
+    }
+
     private static func appendField(_ bytes: [UInt8], to out: SecureBytes) throws {
         try out.appendUInt32LE(UInt32(bytes.count))
         try out.append(bytes)

@@ -43,7 +43,7 @@ struct RecordFrame {
 
     /// Builds and seals a frame; `plaintext` nil seals an empty payload (authentication only).
     static func encode(kind: Kind, endsBatch: Bool, sequence: UInt64, timestamp: UInt64, itemID: ItemID,
-                       publicPart: [UInt8], plaintext: SecureBytes?, key: SecureBytes,
+                       publicPart: [UInt8], plaintext: SecureBytes?, key: DataKey,
                        uuid: [UInt8]) throws(CofferError) -> [UInt8] {
         var body = ByteWriter(capacity: 64 + publicPart.count + (plaintext?.count ?? 0))
         body.u8(kind.rawValue | (endsBatch ? batchEndFlag : 0))
@@ -54,9 +54,9 @@ struct RecordFrame {
         let nonce = Random.nonce(AESGCM.nonceLength)
         let sealed: [UInt8] = try wrap {
             if let plaintext {
-                return try AESGCM.seal(plaintext, key: key, nonce: nonce, aad: uuid + body.bytes)
+                return try key.cipher.seal(plaintext, nonce: nonce, aad: uuid + body.bytes)
             }
-            return try AESGCM.seal([UInt8](), key: key, nonce: nonce, aad: uuid + body.bytes)
+            return try key.cipher.seal([UInt8](), nonce: nonce, aad: uuid + body.bytes)
         }
         body.raw(nonce)
         body.field(sealed)
@@ -112,9 +112,9 @@ struct RecordFrame {
     }
 
     /// Verifies and decrypts the sealed part.
-    func open(in bytes: [UInt8], key: SecureBytes, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
+    func open(in bytes: [UInt8], key: DataKey, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
         try wrap {
-            try AESGCM.open(bytes[sealedRange], key: key, nonce: Array(bytes[nonceRange]),
+            try key.cipher.open(bytes[sealedRange], nonce: Array(bytes[nonceRange]),
                             aad: uuid + bytes[authenticatedRange])
         }
     }

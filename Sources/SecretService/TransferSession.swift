@@ -10,7 +10,7 @@ import DBusKit
 final class TransferSession {
     enum Algorithm {
         case plain
-        case dh(key: SecureBytes)
+        case dh(AES128CBCKey)
     }
 
     static let plainName = "plain"
@@ -44,7 +44,7 @@ final class TransferSession {
                 let pair = try DHKeyPair()
                 let shared = try pair.sharedSecret(peerPublicKey: peer)
                 let key = try SecretServiceKey.derive(sharedSecret: shared)
-                return (TransferSession(path: path, owner: owner, algorithm: .dh(key: key)), .variant(.bytes(pair.publicKey)))
+                return (TransferSession(path: path, owner: owner, algorithm: .dh(try AES128CBCKey(key))), .variant(.bytes(pair.publicKey)))
             } catch CryptoError.invalidInput(let why) {
                 throw .invalidArgs("unusable public key: \(why)")
             } catch {
@@ -62,10 +62,10 @@ final class TransferSession {
             return secret.bytes.withUnprotectedCopy { bytes in
                 .structure([.objectPath(path), .bytes([]), .bytes(bytes), .string(secret.contentType)])
             }
-        case .dh(let key):
+        case .dh(let cipher):
             let iv = Random.bytes(AES128CBC.blockLength)
             do {
-                let sealed = try AES128CBC.encrypt(secret.bytes, key: key, iv: iv)
+                let sealed = try cipher.encrypt(secret.bytes, iv: iv)
                 return .structure([.objectPath(path), .bytes(iv), .bytes(sealed), .string(secret.contentType)])
             } catch {
                 throw .failed("cannot encrypt the secret for the session")
@@ -84,12 +84,12 @@ final class TransferSession {
             } catch {
                 throw .failed("out of secure memory")
             }
-        case .dh(let key):
+        case .dh(let cipher):
             guard parameters.count == AES128CBC.blockLength else {
                 throw .invalidArgs("the secret's parameters must be a 16-byte IV")
             }
             do {
-                return Secret(bytes: try AES128CBC.decrypt(value, key: key, iv: parameters), contentType: contentType)
+                return Secret(bytes: try cipher.decrypt(value, iv: parameters), contentType: contentType)
             } catch {
                 throw .invalidArgs("the secret cannot be decrypted with this session's key")
             }
