@@ -101,7 +101,8 @@ struct KeychainAccess {
     }
 
     /// Changes the password of `id`: the current one (checked first, with retries, on a
-    /// terminal), then the new one (asked twice on a terminal).
+    /// terminal; through the daemon, checked by the change itself), then the new one (asked
+    /// twice on a terminal).
     func changePassword(_ id: CollectionID, input: InputSource) throws {
         var old = try input.password(for: id, prompt: "Current password for '\(id)': ")
         if viaDaemon {
