@@ -31,6 +31,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var hasher: AttributeHasher
         var dataKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
+        var recentCheck = RecentCheck()
     }
 
     private let state: Locked<State>
@@ -264,9 +265,12 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     }
 
     private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
+        if !holdingLock && s.recentCheck.isFresh { return }
         guard let (identity, size) = try PosixFile.identity(of: path) else {
+            s.recentCheck.forget()
             throw .collectionNotFound(id.rawValue)
         }
+        s.recentCheck.checked()
         guard identity != s.identity || size != s.observedSize else { return }
         if !holdingLock { try s.lockFile.lock(.shared) }
         defer { if !holdingLock { s.lockFile.unlock() } }

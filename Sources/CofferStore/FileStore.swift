@@ -12,7 +12,14 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     public let directory: String
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
-    private let listing = Locked<(modified: timespec, ids: [CollectionID])?>(nil)
+    private let listing = Locked<Listing?>(nil)
+
+    /// The collection ids as of the directory's modification time.
+    private struct Listing {
+        var modified: timespec
+        var ids: [CollectionID]
+        var recentCheck = RecentCheck()
+    }
 
     static let storeExtension = ".coffer"
 
@@ -46,13 +53,16 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     // MARK: CollectionProvider
 
     public func collectionIDs() throws(CofferError) -> [CollectionID] {
+        if let fresh = listing.withLock({ $0?.recentCheck.isFresh == true ? $0?.ids : nil }) { return fresh }
         var info = stat()
         guard stat(directory, &info) == 0 else { throw PosixFile.error("cannot read", directory) }
         let modified = info.st_mtim
-        if let cached = listing.withLock({ $0 }), cached.modified.tv_sec == modified.tv_sec,
-           cached.modified.tv_nsec == modified.tv_nsec {
-            return cached.ids
+        let cached = listing.withLock { listing -> [CollectionID]? in
+            guard listing?.modified.tv_sec == modified.tv_sec, listing?.modified.tv_nsec == modified.tv_nsec else { return nil }
+            listing?.recentCheck.checked()
+            return listing?.ids
         }
+        if let cached { return cached }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -63,7 +73,9 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
             guard name.hasSuffix(Self.storeExtension) else { return nil }
             return CollectionID(String(name.dropLast(Self.storeExtension.count)))
         }.sorted()
-        listing.withLock { $0 = (modified, ids) }
+        var fresh = Listing(modified: modified, ids: ids)
+        fresh.recentCheck.checked()
+        listing.withLock { $0 = fresh }
         return ids
     }
 
