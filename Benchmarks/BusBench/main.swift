@@ -20,6 +20,9 @@ struct Options {
     var sizes = [1_000, 10_000]
     var samples = 100
     var fillBudget: TimeInterval = 600
+    /// Sizes for gnome-keyring, whose every change rewrites its whole file: filling it is
+    /// quadratic, so 10k items take over an hour. Default: the same as --sizes.
+    var keyringSizes: [Int]?
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -28,8 +31,9 @@ struct Options {
             case "--sizes": sizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--samples": samples = Int(iterator.next() ?? "") ?? samples
             case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
+            case "--keyring-sizes": keyringSizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
             default:
-                print("usage: coffer-bus-bench [--sizes 1000,10000] [--samples 100] [--fill-budget SECONDS]")
+                print("usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000] [--samples 100] [--fill-budget SECONDS]")
                 exit(2)
             }
         }
@@ -195,7 +199,7 @@ if let keyring = Executables.inPath("gnome-keyring-daemon") {
 var table: [String: [String: Double]] = [:]   // "provider N" -> operation -> µs
 var order: [String] = []
 for provider in providers {
-    for size in options.sizes {
+    for size in provider.name == "coffer" ? options.sizes : (options.keyringSizes ?? options.sizes) {
         var run = provider
         if run.name == "coffer" {
             let data = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-data-\(UUID().uuidString)").path
@@ -212,8 +216,10 @@ for provider in providers {
 let operations = ["CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Ping", "GetSecrets, 1 item", "GetSecrets, 100 items",
                   "SetSecret", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "fill: seconds for all CreateItem"]
 var header = ["median µs"] + order
-let largest = options.sizes.last ?? 0
-let ratioColumn = providers.count > 1 ? "gnome-keyring / coffer at N=\(largest)" : nil
+let keyringMeasured = Set(order.filter { $0.hasPrefix("gnome-keyring") && !(table[$0] ?? [:]).isEmpty }
+    .compactMap { Int($0.split(separator: "=").last ?? "") })
+let largest = options.sizes.filter(keyringMeasured.contains).max() ?? 0
+let ratioColumn = largest > 0 ? "gnome-keyring / coffer at N=\(largest)" : nil
 if let ratioColumn { header.append(ratioColumn) }
 var lines = [header]
 for operation in operations {
