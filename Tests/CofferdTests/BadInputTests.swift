@@ -102,6 +102,7 @@ import Testing
             "/org/freedesktop/secrets/collection/nope",
             "/org/freedesktop/secrets/collection/login/424242",
             "/org/freedesktop/secrets/collection/login/abc",
+            try ObjectPath("/org/freedesktop/secrets/collection/login/0\(item.lastElement!)"),
             "/org/freedesktop/secrets/collection/login/1/extra",
             "/org/freedesktop/secrets/session/s77",
             "/org/freedesktop/secrets/session/x1",
@@ -165,6 +166,22 @@ import Testing
         expectDBusError(ErrorName.invalidArgs) {
             try c.createItem(label: "x", attributes: many, secret: "s", session: session)
         }
+        expectDBusError(ErrorName.invalidArgs) {
+            try c.set(item, SS.itemInterface, "Label", .string(String(repeating: "l", count: 5000)))
+        }
+        expectDBusError(ErrorName.invalidArgs) {
+            try c.set(SS.login, SS.collectionInterface, "Label", .string(String(repeating: "l", count: 5000)))
+        }
+        expectDBusError(ErrorName.invalidArgs) {
+            try c.createItem(label: "x", attributes: ["": "empty name"], secret: "s", session: session)
+        }
+        expectDBusError(ErrorName.invalidArgs) {
+            try c.call(SS.service, SS.gnomeInterface, "CreateWithMasterPassword",
+                       [.variantDictionary([SS.collectionLabel: .string(String(repeating: "c", count: 5000))]),
+                        try c.encode("pw", session: session)])
+        }
+        #expect(try c.get(SS.login, SS.collectionInterface, "Label") == .string("Login"))
+        #expect(try c.get(item, SS.itemInterface, "Label") == .string("target"))
         // Exactly at the limits is fine.
         let edge = try c.createItem(label: "edge", attributes: ["edge": String(repeating: "e", count: 4096)],
                                     secret: "ok", session: session)

@@ -24,15 +24,18 @@ final class DaemonFixture: @unchecked Sendable {
     let pinentryScript: String
     /// What FakePinentry was shown.
     let pinentryLog: String
+    private let pinentryProgram: String?
 
     /// Starts a bus and cofferd. With `unlock`, `password` is piped to `--unlock` (creating
     /// `login` on first start). With `pinentry`, FakePinentry answers prompts from `script`.
+    /// `pinentryProgram` replaces FakePinentry (e.g. a path that does not exist).
     init(unlock: Bool = true, password: String = DaemonFixture.loginPassword,
-         pinentry: [String]? = nil) throws {
+         pinentry: [String]? = nil, pinentryProgram: String? = nil) throws {
         root = NSTemporaryDirectory() + "cofferd-e2e-" + UUID().uuidString
         dataDir = root + "/data"
         pinentryScript = root + "/pinentry-script"
         pinentryLog = root + "/pinentry-log"
+        self.pinentryProgram = pinentryProgram
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
         bus = try PrivateBus()
@@ -102,7 +105,8 @@ final class DaemonFixture: @unchecked Sendable {
     /// other than `previousOwner`.
     private func launch(arguments extra: [String], stdin: [UInt8]?, previousOwner: String?) throws {
         // Without FakePinentry, a program that does not exist: prompts are dismissed, never shown.
-        let arguments = ["--foreground", "--data-dir", dataDir, "--pinentry", Self.fakePinentryPath ?? root + "/no-pinentry"]
+        let pinentry = pinentryProgram ?? Self.fakePinentryPath ?? root + "/no-pinentry"
+        let arguments = ["--foreground", "--data-dir", dataDir, "--pinentry", pinentry]
             + extra
         let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
         daemon = child

@@ -72,6 +72,27 @@ struct PromptTests {
         #expect(try c.isLocked(SS.login) == false)
     }
 
+    /// libsecret's store into a locked default collection: IsLocked, Unlock on the alias
+    /// path, the prompt, then CreateItem again.
+    @Test func secretToolStoreIntoALockedCollection() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        try f.setPinentryScript([DaemonFixture.loginPassword])
+        try f.store(label: "while locked", ["sl": "1"], secret: Array("stored after unlock".utf8))
+        #expect(try c.isLocked(SS.login) == false)
+        #expect(try f.lookup(["sl": "1"]).stdout == "stored after unlock")
+
+        // Cancelled: the store fails and nothing is stored.
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        try f.setPinentryScript(["CANCEL"])
+        let refused = try f.secretTool(["store", "--label=no", "sl", "2"], stdin: "never")
+        #expect(refused.exitCode != 0, "\(refused)")
+        #expect(try c.searchItems(["sl": "2"]) == ([], []))
+        #expect(try c.isLocked(SS.login))
+    }
+
     @Test func unlockCancelled() throws {
         let f = try DaemonFixture(pinentry: ["CANCEL"])
         defer { f.shutdown() }
@@ -225,6 +246,108 @@ struct PromptTests {
         #expect(try c.runPrompt(viaGnome).dismissed == false)
         try c.service("Lock", [.objectPathArray([SS.login])])
         try c.unlockWithMasterPassword(SS.login, password: "third pw", session: session)
+        #expect(try c.isLocked(SS.login) == false)
+    }
+
+    @Test func oneUnlockPromptForSeveralCollections() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        let session = try c.openDH()
+        let work = try c.createWithMasterPassword(label: "Work", password: "work pw", session: session)
+        try c.service("Lock", [.objectPathArray([SS.login, work])])
+
+        // Both passwords in one prompt.
+        try f.setPinentryScript([DaemonFixture.loginPassword, "work pw"])
+        var prompt = try #require(try c.service("Unlock", [.objectPathArray([SS.login, work])])[1].objectPath)
+        var outcome = try c.runPrompt(prompt)
+        #expect(!outcome.dismissed)
+        #expect(outcome.result == .objectPathArray([SS.login, work]))
+        #expect(try c.isLocked(SS.login) == false && c.isLocked(work) == false)
+
+        // Cancelled at the second: the first stays unlocked and is reported.
+        try c.service("Lock", [.objectPathArray([SS.login, work])])
+        try f.setPinentryScript([DaemonFixture.loginPassword, "CANCEL"])
+        prompt = try #require(try c.service("Unlock", [.objectPathArray([SS.login, work])])[1].objectPath)
+        outcome = try c.runPrompt(prompt)
+        #expect(outcome.dismissed)
+        #expect(outcome.result == .objectPathArray([SS.login]))
+        #expect(try c.isLocked(SS.login) == false)
+        #expect(try c.isLocked(work))
+
+        // Mixed: an unlocked one is reported at once, only the locked one is prompted for.
+        try f.setPinentryScript(["work pw"])
+        let mixed = try c.service("Unlock", [.objectPathArray([SS.login, work])])
+        #expect(mixed[0] == .objectPathArray([SS.login]))
+        outcome = try c.runPrompt(try #require(mixed[1].objectPath))
+        #expect(outcome.result == .objectPathArray([work]))
+        #expect(f.pinentryLogText.contains("Work"), "the dialog names the keyring")
+    }
+
+    @Test func brokenPinentriesDismissThePrompt() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        for answer in ["EXIT", "FAIL", "TIMEOUT"] {
+            try f.setPinentryScript([answer])
+            let prompt = try Self.lockedThenUnlock(c)
+            let outcome = try c.runPrompt(prompt)
+            #expect(outcome.dismissed, "\(answer)")
+            #expect(outcome.result == Self.emptyPaths, "\(answer)")
+            #expect(try c.isLocked(SS.login))
+        }
+        #expect(f.daemonIsRunning)
+        try f.setPinentryScript([DaemonFixture.loginPassword])
+        #expect(try c.runPrompt(try Self.lockedThenUnlock(c)).dismissed == false)
+    }
+
+    @Test func missingPinentryDismissesThePrompt() throws {
+        let f = try DaemonFixture(pinentry: [DaemonFixture.loginPassword], pinentryProgram: "/nonexistent/pinentry")
+        defer { f.shutdown() }
+        let c = f.client!
+        let outcome = try c.runPrompt(try Self.lockedThenUnlock(c))
+        #expect(outcome.dismissed)
+        #expect(outcome.result == Self.emptyPaths)
+        #expect(try c.isLocked(SS.login))
+        let create = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("X")]), .string("")])
+        let created = try c.runPrompt(try #require(create[1].objectPath))
+        #expect(created.dismissed && created.result == .objectPath(SS.none))
+        #expect(f.pinentryLogText.isEmpty)
+    }
+
+    /// Passwords with Assuan's special characters and non-ASCII text reach the daemon intact.
+    @Test func passwordsWithSpecialCharacters() throws {
+        let password = "50% off: ü/ä \\ \"quoted\" %0A%25 end"
+        let f = try DaemonFixture(password: password, pinentry: [password])
+        defer { f.shutdown() }
+        let c = f.client!
+        let outcome = try c.runPrompt(try Self.lockedThenUnlock(c))
+        #expect(!outcome.dismissed, "log:\n\(f.pinentryLogText)")
+        #expect(try c.isLocked(SS.login) == false)
+
+        // A new collection's password typed the same way is the one the internal interface takes.
+        let tricky = "ünïcødé 🔑 %%"
+        try f.setPinentryScript([tricky])
+        let create = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Tricky")]), .string("")])
+        let createPrompt = try #require(create[1].objectPath)
+        let created = try #require(try c.runPrompt(createPrompt).result.objectPath)
+        try c.service("Lock", [.objectPathArray([created])])
+        try c.unlockWithMasterPassword(created, password: tricky, session: try c.openDH())
+        #expect(try c.isLocked(created) == false)
+    }
+
+    @Test func secretToolSearchUnlockRunsThePrompt() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        try f.store(label: "found", ["su": "1"], secret: Array("unlocked by search".utf8))
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        let locked = try f.secretTool(["search", "su", "1"])
+        #expect(!locked.stdout.contains("unlocked by search"))
+        try f.setPinentryScript([DaemonFixture.loginPassword])
+        let result = try f.secretTool(["search", "--unlock", "su", "1"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("secret = unlocked by search"), "\(result.stdout)")
         #expect(try c.isLocked(SS.login) == false)
     }
 }

@@ -287,4 +287,60 @@ import Testing
         let item = try #require(try c.items(of: work).first)
         #expect(try c.getSecret(item, session: session) == Array("kept".utf8))
     }
+
+    @Test func createCollectionAndAliasCornerCases() throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        // An alias that exists: the collection at once, no prompt.
+        let existing = try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .string("Default keyring")]),
+                                                          .string("default")])
+        #expect(existing == [.objectPath(SS.login), .objectPath(SS.none)])
+        #expect(try c.collections().count == 2)
+        // Alias names are letters, digits and _.
+        expectDBusError(ErrorName.invalidArgs) {
+            try c.service("CreateCollection", [.variantDictionary([:]), .string("bad-alias")])
+        }
+        expectDBusError(ErrorName.invalidArgs) { try c.service("SetAlias", [.string("bad alias"), .objectPath(SS.login)]) }
+        expectDBusError(ErrorName.invalidArgs) { try c.service("SetAlias", [.string(""), .objectPath(SS.login)]) }
+        #expect(try c.readAlias("bad-alias") == SS.none)
+
+        // Removing the default alias falls back to login.
+        let work = try c.createWithMasterPassword(label: "Ünïcode Keys", password: "pw", session: try c.openDH())
+        #expect(try c.get(work, SS.collectionInterface, "Label") == .string("Ünïcode Keys"))
+        #expect(work.parent == SS.collections)
+        try c.service("SetAlias", [.string("default"), .objectPath(work)])
+        #expect(try c.readAlias("default") == work)
+        try c.service("SetAlias", [.string("default"), .objectPath(SS.none)])
+        #expect(try c.readAlias("default") == SS.login)
+        // Aliases may name the session collection.
+        try c.service("SetAlias", [.string("temp"), .objectPath(SS.sessionCollection)])
+        #expect(try c.readAlias("temp") == SS.sessionCollection)
+        // A collection path through an alias path is accepted as SetAlias target.
+        try c.service("SetAlias", [.string("again"), .objectPath(SS.defaultAlias)])
+        #expect(try c.readAlias("again") == SS.login)
+    }
+
+    /// Many large secrets at once: every one within the limit, read back in one GetSecrets.
+    @Test func largeSecretsInBulk() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        let session = try c.openDH()
+        var expected: [ObjectPath: [UInt8]] = [:]
+        for n in 0..<12 {
+            let secret = (0..<(256 * 1024 - n)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }
+            let item = try c.createItem(label: "big \(n)", attributes: ["big": "\(n)"], secret: secret,
+                                        contentType: "application/octet-stream", session: session)
+            expected[item] = secret
+        }
+        let all = try c.getSecrets(Array(expected.keys), session: session)
+        #expect(all.count == expected.count)
+        #expect(all == expected)
+        // And after a restart.
+        #expect(f.stopDaemon()?.exitCode == 0)
+        try f.startDaemon(unlock: true)
+        let again = try f.client.getSecrets(Array(expected.keys), session: try f.client.openPlain())
+        #expect(again == expected)
+    }
 }
