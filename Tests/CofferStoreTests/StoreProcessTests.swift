@@ -19,14 +19,16 @@ import Testing
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
-    func startWriter(_ fixture: StoreFixture, prefix: String, count: Int) throws -> (Process, Pipe) {
+    func startWriter(_ fixture: StoreFixture, prefix: String, count: Int, maxFileBytes: Int? = nil,
+                     errors: Pipe? = nil) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.writerPath)
-        process.arguments = [fixture.directory, "work", prefix, String(count)]
+        process.arguments = [fixture.directory, "work", prefix, String(count)] + (maxFileBytes.map { [String($0)] } ?? [])
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
+        if let errors { process.standardError = errors }
         try process.run()
         input.fileHandleForWriting.write(Data("pw".utf8))
         try input.fileHandleForWriting.close()
@@ -67,6 +69,31 @@ import Testing
         try keychain.unlock(work, password: password("pw"))
         try verify(keychain, prefix: "a", numbers: numbers)
         // And the store still takes writes.
+        try keychain.add(NewItem(label: "after", attributes: ["writer": "after"], secret: secret("s")), to: work)
+    }
+
+    /// A full disk (here: a file size limit) fails the write that does not fit with a clear
+    /// error; everything acknowledged before stays, and the file is left whole.
+    @Test func fullDiskFailsCleanlyAndLosesNothing() throws {
+        let fixture = try StoreFixture()
+        try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
+        let limit = try fixture.bytes("work").count + 20_000
+        let errors = Pipe()
+        let (writer, output) = try startWriter(fixture, prefix: "f", count: 10_000, maxFileBytes: limit, errors: errors)
+        wait(writer, seconds: 120)
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let numbers = printed.split(separator: "\n").compactMap { Int($0) }
+        #expect(writer.terminationStatus == 1)
+        #expect(message.contains("cannot write") && message.contains("work.coffer"), "\(message)")
+        #expect(numbers.count > 10 && numbers.count < 10_000)
+        #expect(try fixture.bytes("work").count <= limit)
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        try verify(keychain, prefix: "f", numbers: numbers)
+        #expect(try keychain.search(Query(collection: work)).count == numbers.count, "a failed write left an item behind")
+        #expect(!fixture.warnings.all.contains { $0.contains("unfinished write") }, "the failed write left a torn tail")
         try keychain.add(NewItem(label: "after", attributes: ["writer": "after"], secret: secret("s")), to: work)
     }
 

@@ -2,16 +2,22 @@
 // stdout once the store reported it durable. Crash and concurrency tests kill it with
 // SIGKILL or run several at once, then check that every printed item is there.
 //
-// usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT   (password on stdin)
+// usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT [MAX_FILE_BYTES]   (password on stdin)
+// With MAX_FILE_BYTES, files may not grow past that size (RLIMIT_FSIZE), as on a full disk.
 import CofferCore
 import CofferCrypto
 import CofferStore
 import Foundation
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, let collection = CollectionID(arguments[2]), let count = Int(arguments[4]) else {
-    FileHandle.standardError.write(Data("usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT\n".utf8))
+guard (5...6).contains(arguments.count), let collection = CollectionID(arguments[2]), let count = Int(arguments[4]) else {
+    FileHandle.standardError.write(Data("usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT [MAX_FILE_BYTES]\n".utf8))
     exit(2)
+}
+if arguments.count == 6, let limit = rlim_t(arguments[5]) {
+    signal(SIGXFSZ, SIG_IGN)   // a write past the limit then fails with EFBIG instead of killing us
+    var fileSize = rlimit(rlim_cur: limit, rlim_max: limit)
+    setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &fileSize)
 }
 let prefix = arguments[3]
 do {
