@@ -137,4 +137,54 @@ import Testing
         try f.startDaemon(unlock: true)
         #expect(try f.lookup(["k": "int"]).stdout == "i")
     }
+
+    @Test func theDaemonExitsWhenTheBusGoesAway() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        try f.store(label: "x", ["k": "bus"], secret: Array("b".utf8))
+        f.bus.stop()
+        #expect(eventually(timeout: 10) { !f.daemonIsRunning }, "cofferd kept running without its bus")
+        let result = f.stopDaemon(grace: 1)
+        #expect(result?.exitCode == 0, "\(String(describing: result))")
+    }
+
+    /// Without --foreground the command returns once the daemon serves, so that
+    /// `cofferd --unlock && secret-tool …` never races its start-up.
+    @Test func detachesOnceItServes() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        #expect(f.stopDaemon()?.exitCode == 0)
+        let launcher = try ChildProcess(try DaemonFixture.cofferdPath,
+                                        arguments: ["--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"],
+                                        environment: f.environment(), stdin: Array(DaemonFixture.loginPassword.utf8))
+        let launched = launcher.wait(timeout: 30)
+        let probe = try f.newClient()
+        var detached: pid_t = 0
+        defer {
+            if detached > 0 {
+                kill(detached, SIGTERM)
+                _ = eventually(timeout: 10) { kill(detached, 0) != 0 || Self.isZombie(detached) }
+                kill(detached, SIGKILL)
+            }
+        }
+        if let pid = try? probe.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+                                                arguments: [.string(DaemonFixture.busName)]).first?.uint32 {
+            detached = pid_t(pid)
+        }
+        #expect(launched.exitCode == 0, "\(launched)")
+        #expect(detached > 0 && detached != launcher.pid, "the name must be owned when the command returns")
+        #expect(try probe.isLocked(SS.login) == false)
+        try f.store(label: "detached", ["k": "detached"], secret: Array("d".utf8))
+        #expect(try f.lookup(["k": "detached"]).stdout == "d")
+        kill(detached, SIGTERM)
+        #expect(eventually(timeout: 10) { kill(detached, 0) != 0 || Self.isZombie(detached) }, "detached cofferd ignored SIGTERM")
+        detached = 0
+    }
+
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
 }
