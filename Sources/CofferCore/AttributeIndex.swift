@@ -9,11 +9,14 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
     /// The items carrying one term. Most terms (an account name, a URL) belong to one item, so
     /// that case needs no set of its own.
     @usableFromInline enum Posting: Sendable {
+        /// Only while being filled in place (see `insert`); never stored.
+        case none
         case one(ItemID)
         case many(Set<ItemID>)
 
         @inlinable var count: Int {
             switch self {
+            case .none: 0
             case .one: 1
             case .many(let set): set.count
             }
@@ -21,6 +24,7 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
 
         @inlinable var items: [ItemID] {
             switch self {
+            case .none: []
             case .one(let item): [item]
             case .many(let set): Array(set)
             }
@@ -29,6 +33,8 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
         /// Adds `item` in place (the set is never copied).
         @inlinable mutating func insert(_ item: ItemID) {
             switch self {
+            case .none:
+                self = .one(item)
             case .one(let other):
                 self = .many([other, item])
             case .many(var set):
@@ -41,6 +47,8 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
         /// Removes `item` in place; returns false when nothing is left.
         @inlinable mutating func remove(_ item: ItemID) -> Bool {
             switch self {
+            case .none:
+                return false
             case .one(let other):
                 return other != item
             case .many(var set):
@@ -68,9 +76,7 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
     /// Adds `item` with `terms` (distinct), replacing what it had.
     @inlinable public mutating func insert(_ item: ItemID, terms: [Term]) {
         if let old = termsByItem.updateValue(terms, forKey: item) { unlink(item, from: old) }
-        for term in terms where postings[term]?.insert(item) == nil {
-            postings[term] = .one(item)
-        }
+        for term in terms { postings[term, default: .none].insert(item) }
     }
 
     @inlinable public mutating func remove(_ item: ItemID) {
