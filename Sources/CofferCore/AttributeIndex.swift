@@ -1,24 +1,30 @@
 /// An inverted index from attribute terms to item ids, generic over the term type: plain
 /// `(name, value)` pairs for the in-memory collection, keyed hashes for the encrypted store.
 ///
-/// A search intersects posting sets starting with the smallest, so its cost grows with the
-/// size of the rarest term's posting set, not with the number of items.
+/// A search scans the smallest posting of its terms and checks each candidate's own terms, so
+/// its cost grows with the size of the rarest term's posting, not with the number of items.
+/// Postings are append-only lists: adding an item costs no hashing beyond the term lookup;
+/// removals only count stale entries, and a list is filtered once half of it is stale, which
+/// keeps every change O(1) amortized.
 ///
 /// Its methods are inlinable so that the store gets code specialized for its term type.
 public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
     /// The items carrying one term. Most terms (an account name, a URL) belong to one item, so
-    /// that case needs no set of its own.
+    /// that case needs no list of its own.
     @usableFromInline enum Posting: Sendable {
         /// Only while being filled in place (see `insert`); never stored.
         case none
         case one(ItemID)
-        case many(Set<ItemID>)
+        /// Ids in insertion order. `stale` counts entries of ids that no longer carry the term
+        /// or stand in the list twice; readers check every id against `termsByItem`.
+        case list([ItemID], stale: Int)
 
+        /// An upper bound of the number of items.
         @inlinable var count: Int {
             switch self {
             case .none: 0
             case .one: 1
-            case .many(let set): set.count
+            case .list(let ids, let stale): ids.count - stale
             }
         }
 
@@ -26,36 +32,21 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
             switch self {
             case .none: []
             case .one(let item): [item]
-            case .many(let set): Array(set)
+            case .list(let ids, _): ids
             }
         }
 
-        /// Adds `item` in place (the set is never copied).
+        /// Appends `item` in place (the list is never copied).
         @inlinable mutating func insert(_ item: ItemID) {
             switch self {
             case .none:
                 self = .one(item)
             case .one(let other):
-                self = .many([other, item])
-            case .many(var set):
-                self = .one(0)  // release our reference so that `set` is unique
-                set.insert(item)
-                self = .many(set)
-            }
-        }
-
-        /// Removes `item` in place; returns false when nothing is left.
-        @inlinable mutating func remove(_ item: ItemID) -> Bool {
-            switch self {
-            case .none:
-                return false
-            case .one(let other):
-                return other != item
-            case .many(var set):
-                self = .one(0)
-                set.remove(item)
-                self = set.count == 1 ? .one(set.first!) : .many(set)
-                return !set.isEmpty
+                self = .list([other, item], stale: 0)
+            case .list(var ids, let stale):
+                self = .none  // release our reference so that `ids` is unique
+                ids.append(item)
+                self = .list(ids, stale: stale)
             }
         }
     }
@@ -89,9 +80,27 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
         termsByItem = [:]
     }
 
+    /// Records that `item`'s entries under `terms` went stale (call after `termsByItem` changed).
     @inlinable mutating func unlink(_ item: ItemID, from terms: [Term]) {
-        for term in terms where postings[term]?.remove(item) == false {
-            postings[term] = nil
+        for term in terms {
+            switch postings.removeValue(forKey: term) {
+            case .one(let other) where other != item:
+                postings[term] = .one(other)
+            case .list(var ids, var stale):
+                stale += 1
+                if stale * 2 >= ids.count {
+                    var seen = Set<ItemID>()
+                    ids = ids.filter { termsByItem[$0]?.contains(term) == true && seen.insert($0).inserted }
+                    stale = 0
+                }
+                if ids.count > 1 {
+                    postings[term] = .list(ids, stale: stale)
+                } else if let only = ids.first {
+                    postings[term] = .one(only)
+                }
+            default:
+                break
+            }
         }
     }
 
@@ -106,7 +115,7 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
             if smallest == nil || posting.count < smallest!.count { smallest = posting }
         }
         let candidates = smallest!.items.lazy.filter { item in
-            let have = termsByItem[item]!
+            guard let have = termsByItem[item] else { return false }
             return terms.allSatisfy { have.contains($0) }
         }
         return Self.limited(candidates, limit)
@@ -117,10 +126,19 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
         items(matchingAll: terms, limit: .all).filter { termsByItem[$0]!.count == terms.count }
     }
 
+    /// Ascending and without repeats (a list may name an item twice).
     @usableFromInline static func limited(_ ids: some Sequence<ItemID>, _ limit: MatchLimit) -> [ItemID] {
         switch limit {
-        case .all: ids.sorted()
-        case .one: ids.min().map { [$0] } ?? []
+        case .all:
+            var sorted = ids.sorted()
+            var last: ItemID?
+            sorted.removeAll { id in
+                defer { last = id }
+                return id == last
+            }
+            return sorted
+        case .one:
+            return ids.min().map { [$0] } ?? []
         }
     }
 }

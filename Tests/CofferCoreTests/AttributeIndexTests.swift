@@ -1,4 +1,4 @@
-import CofferCore
+@testable import CofferCore
 import Testing
 
 @Suite struct AttributeIndexTests {
@@ -22,5 +22,33 @@ import Testing
         #expect(index.items(matchingAll: ["a"], limit: .all) == [1])
         index.insert(1, terms: ["c"])
         #expect(index.items(matchingAll: ["a"], limit: .all).isEmpty)
+    }
+}
+
+@Suite struct AttributeIndexChurnTests {
+    /// Re-inserting and removing items over and over leaves every search exact: no repeats,
+    /// no removed items, no item missing; and stale entries are reclaimed.
+    @Test func churnKeepsResultsExact() {
+        var index = AttributeIndex<String>()
+        var model: [ItemID: Set<String>] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5_000 {
+            let item = ItemID(Int.random(in: 1...200, using: &generator))
+            if step % 7 == 0 {
+                index.remove(item)
+                model[item] = nil
+            } else {
+                let terms: Set<String> = ["shared", "group=\(item % 5)", "round=\(step % 3)"]
+                index.insert(item, terms: Array(terms))
+                model[item] = terms
+            }
+        }
+        for query: Set<String> in [["shared"], ["group=1"], ["shared", "round=2"], ["group=3", "round=0"], ["nothing"]] {
+            let expected = model.filter { query.isSubset(of: $0.value) }.keys.sorted()
+            #expect(index.items(matchingAll: query, limit: .all) == expected, "\(query)")
+            #expect(index.items(matchingAll: query, limit: .one) == Array(expected.prefix(1)))
+        }
+        // The shared posting holds live items only (or twice that at most, before a filter).
+        #expect(index.postings["shared"]!.items.count <= 2 * model.count + 1)
     }
 }
