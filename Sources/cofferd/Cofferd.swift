@@ -67,11 +67,13 @@ struct Cofferd: ParsableCommand {
         if let password { try Startup.unlockLogin(keychain, password: password, log: log) }
 
         let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
+        // Before the name is claimed: from then on clients (and service managers) see us as
+        // started and may ask us to stop; a stop() before run() makes run() return at once.
+        Shutdown.install(on: connection, log: log)
         try Startup.claimName(on: connection, replace: replace, log: log)
         let program = pinentry ?? ProcessInfo.processInfo.environment["COFFER_PINENTRY"]
         let server = SecretServer(keychain: keychain, connection: connection, passwords: Pinentry(program: program), log: log)
         try server.start()
-        Shutdown.install(on: connection, log: log)
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready()
         connection.run()

@@ -15,7 +15,12 @@ enum Shutdown {
                 log("received signal \(number), stopping")
                 connection.stop()
             }
+            // The source is registered asynchronously; until then the signal is ignored and
+            // lost. Wait for it, so that every signal sent once we serve stops us.
+            let registered = DispatchSemaphore(value: 0)
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
+            _ = registered.wait(timeout: .now() + 5)
             sources.append(source)
         }
         _ = connection.onNameLost { name in
