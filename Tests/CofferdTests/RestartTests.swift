@@ -182,6 +182,36 @@ import Testing
         detached = 0
     }
 
+    /// A stop request right after the name appears (a service manager may send one at any
+    /// time once the service counts as started) is still a clean exit.
+    @Test func sigtermRightAfterTheNameAppearsExitsCleanly() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        #expect(f.stopDaemon()?.exitCode == 0)
+        let watcher = try DBusConnection(address: f.bus.address)
+        defer { watcher.close() }
+        let target = Shared<pid_t>(0)
+        let rule = SignalRule(interface: "org.freedesktop.DBus", member: "NameOwnerChanged")
+        try watcher.addMatch(rule.matchRule + ",arg0='\(DaemonFixture.busName)'")
+        // Send SIGTERM from the signal handler itself, the moment the name gets an owner.
+        watcher.addSignalHandler(rule) { message in
+            guard let args = try? message.arguments(), args.count == 3, args[0] == .string(DaemonFixture.busName),
+                  let owner = args[2].string, !owner.isEmpty else { return }
+            let pid = target.value
+            if pid > 0 { kill(pid, SIGTERM) }
+        }
+        let loop = LoopThread(watcher)
+        defer { loop.stop() }
+        for round in 0..<8 {
+            let child = try ChildProcess(try DaemonFixture.cofferdPath,
+                                         arguments: ["--foreground", "--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"],
+                                         environment: f.environment(), stdin: Array(DaemonFixture.loginPassword.utf8))
+            target.value = child.pid
+            let result = child.wait(timeout: 30)
+            #expect(result.exitCode == 0 && !result.timedOut, "round \(round): \(result)")
+        }
+    }
+
     static func isZombie(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return false }
