@@ -30,6 +30,10 @@ final class Prompt: @unchecked Sendable {
     private unowned let server: SecretServer
     private var started = false
     private var finished = false
+    /// Set on the loop thread when the prompt is dismissed or its client leaves; the dialog
+    /// thread checks it before acting on an answer, so a password typed after that changes
+    /// nothing.
+    private let cancelled = Locked(false)
 
     init(number: UInt64, owner: String, action: Action, server: SecretServer) {
         self.number = number
@@ -67,11 +71,13 @@ final class Prompt: @unchecked Sendable {
 
     /// Cancels: the client gets `Completed(true, <empty result>)` at once.
     func dismiss() {
+        cancelled.withLock { $0 = true }
         complete(Outcome(dismissed: true, result: emptyResult))
     }
 
     /// The client left: no signal, nothing more to do.
     func abandon() {
+        cancelled.withLock { $0 = true }
         finished = true
     }
 
@@ -101,8 +107,12 @@ final class Prompt: @unchecked Sendable {
         }
     }
 
+    /// The user's password, or nil if they cancelled, no dialog could be shown, or the prompt
+    /// was dismissed meanwhile.
     private func answer(_ request: PasswordRequest, _ passwords: any PasswordAsker) -> SecureBytes? {
-        switch passwords.ask(request) {
+        let answer = passwords.ask(request)
+        guard !cancelled.withLock({ $0 }) else { return nil }
+        switch answer {
         case .password(let password): return password
         case .cancelled: return nil
         case .unavailable(let why):

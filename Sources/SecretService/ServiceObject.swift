@@ -30,7 +30,7 @@ struct ServiceObject: DBusObject {
         case (SecretInterface.service, "Lock"):
             return .reply([.objectPathArray(lock(a[0].objectPathArray!, caller: call.sender)), .objectPath(SecretPath.none)])
         case (SecretInterface.service, "LockService"):
-            _ = lock(server.collectionPaths(), caller: call.sender)
+            _ = lock(server.collectionPaths(), caller: call.sender, includingSession: true)
             return .empty
         case (SecretInterface.service, "ChangeLock"), (SecretInterface.gnomeKeyring, "ChangeWithPrompt"):
             guard let id = server.collectionID(at: a[0].objectPath!) else { throw SecretError.noSuchObject("no such collection") }
@@ -103,11 +103,13 @@ struct ServiceObject: DBusObject {
         return [.objectPathArray(unlocked), .objectPath(prompt)]
     }
 
-    private func lock(_ paths: [ObjectPath], caller: String) -> [ObjectPath] {
+    /// Locks the collections `paths` name. The session collection has no lock: it is left
+    /// alone, except by `LockService` (`includingSession`), which empties it as gnome-keyring does.
+    private func lock(_ paths: [ObjectPath], caller: String, includingSession: Bool = false) -> [ObjectPath] {
         var locked: [ObjectPath] = []
         for path in paths {
             guard let id = server.collectionID(at: path) ?? server.itemReference(at: path)?.collection,
-                  let before = try? server.keychain.info(id) else { continue }
+                  id != .session || includingSession, let before = try? server.keychain.info(id) else { continue }
             guard (try? server.keychain.lock(id)) != nil else { continue }
             locked.append(path)
             if !before.isLocked && id != .session {

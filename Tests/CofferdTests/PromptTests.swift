@@ -141,6 +141,27 @@ struct PromptTests {
         #expect(!f.pinentryLogText.contains("GETPIN"), "dismissed prompts never ask")
     }
 
+    /// The dialog stays open after Dismiss (pinentry cannot be recalled), but a password the
+    /// user types after that changes nothing.
+    @Test func aPasswordTypedAfterDismissUnlocksNothing() throws {
+        let f = try DaemonFixture(pinentry: ["AFTER 1 \(DaemonFixture.loginPassword)"])
+        defer { f.shutdown() }
+        let c = f.client!
+        let prompt = try Self.lockedThenUnlock(c)
+        try c.call(prompt, SS.promptInterface, "Prompt", [.string("")])
+        try c.call(prompt, SS.promptInterface, "Dismiss")
+        let completed = try #require(c.waitForSignal("Completed", path: prompt))
+        #expect(completed.arguments == [.boolean(true), .variant(Self.emptyPaths)])
+        // Wait until the fake pinentry has answered and exited.
+        let deadline = Date().addingTimeInterval(10)
+        while !f.pinentryLogText.contains("BYE") && Date() < deadline { usleep(50_000) }
+        #expect(f.pinentryLogText.contains("GETPIN"))
+        // Had the answer been used, the key derivation would end well within this.
+        let settled = Date().addingTimeInterval(3)
+        while try c.isLocked(SS.login), Date() < settled { usleep(100_000) }
+        #expect(try c.isLocked(SS.login), "the late password unlocked the collection")
+    }
+
     @Test func promptBelongsToItsCallerAndRunsOnce() throws {
         let f = try DaemonFixture(pinentry: [DaemonFixture.loginPassword])
         defer { f.shutdown() }

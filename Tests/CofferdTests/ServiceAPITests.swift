@@ -185,12 +185,19 @@ import Testing
         // Unlocking an unlocked collection with the internal interface succeeds.
         try c.unlockWithMasterPassword(SS.login, password: DaemonFixture.loginPassword, session: session)
 
-        // LockService locks every collection.
+        // The session collection has no lock: Lock leaves it and its items alone.
+        _ = try c.createItem(in: SS.sessionCollection, label: "temp", attributes: ["lock": "s"], secret: "mem", session: session)
+        #expect(try c.service("Lock", [.objectPathArray([SS.sessionCollection])])[0].objectPathArray == [])
+        #expect(try c.items(of: SS.sessionCollection).count == 1)
+        #expect(try c.isLocked(SS.sessionCollection) == false)
+
+        // LockService locks every collection and empties the session collection.
         let work = try c.createWithMasterPassword(label: "Work", password: "pw", session: session)
         #expect(try c.isLocked(work) == false)
         try c.service("LockService")
         #expect(try c.isLocked(SS.login))
         #expect(try c.isLocked(work))
+        #expect(try c.items(of: SS.sessionCollection).isEmpty)
         expectDBusError(ErrorName.noSuchObject) {
             try c.unlockWithMasterPassword("/org/freedesktop/secrets/collection/nope", password: "pw", session: session)
         }

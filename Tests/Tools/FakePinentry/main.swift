@@ -10,6 +10,8 @@
 //                                   FAIL     -> ERR 83886081 General error <Pinentry>
 //                                   TIMEOUT  -> ERR 83886142 Timeout <Pinentry>
 //                                   EXIT     -> exit(3) without answering
+//                                   AFTER <seconds> <pin> -> wait, then answer with <pin>
+//                                            (a user who types after the prompt was dismissed)
 //                                   anything else is the PIN, sent as percent-escaped D lines
 //                                   (an empty line is an empty PIN: OK without D).
 //   FAKE_PINENTRY_LOG     file to append to: "PID <pid>" at start, then every command line
@@ -138,6 +140,12 @@ while let line = readLine(strippingNewline: true) {
             reply("ERR 83886142 Timeout <Pinentry>")
         case "EXIT":
             exit(3)
+        case let line? where line.hasPrefix("AFTER "):
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            usleep(UInt32((Double(parts.count > 1 ? parts[1] : "") ?? 1) * 1_000_000))
+            if repeated { reply("S PIN_REPEATED") }
+            sendData(parts.count > 2 ? String(parts[2]) : "")
+            reply("OK")
         case let pin?:
             if repeated { reply("S PIN_REPEATED") }
             sendData(pin)
