@@ -52,7 +52,7 @@ let package = Package(
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
-        .target(name: "CofferTestSupport"),
+        .target(name: "CofferTestSupport", dependencies: ["DBusKit"]),
 
         // Tests, and tools the tests run as child processes: a pinentry that answers from a
         // script, and a the store's crash and concurrency tests run as a child process.

@@ -114,9 +114,22 @@ for size in options.sizes {
     results.record("file size (KiB)", Double(fileSize) / 1024)
 }
 
+// The key derivation an unlock pays (Argon2id with the default parameters), once per unlock
+// and independent of N.
+let kdfDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-kdf-\(UUID().uuidString)").path
+let kdfKeychain = Keychain(provider: try FileStore(directory: kdfDirectory))
+let kdfPassword = try SecureBytes(Array("bench password".utf8))
+try kdfKeychain.createCollection(label: "KDF", id: collection, password: kdfPassword)
+let defaults = Argon2Parameters.default
+let unlock = try median(5) { _ in
+    try kdfKeychain.lock(collection)
+    try kdfKeychain.unlock(collection, password: kdfPassword)
+}
+try? FileManager.default.removeItem(atPath: kdfDirectory)
+
 // Reference: the cost of one fdatasync of a small append on this disk.
 let probe = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fsync-\(UUID().uuidString)").path
-FileManager.default.createFile(atPath: probe, contents: nil)
+_ = FileManager.default.createFile(atPath: probe, contents: nil)
 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: probe))
 let fsync = try median(options.samples) { _ in
     try handle.seekToEnd()
@@ -136,6 +149,8 @@ for row in results.rows {
     lines.append([row.name] + values + ratios)
 }
 lines.append(["one fdatasync of 200 bytes (reference)", String(format: "%.0f", fsync)])
+lines.append(["unlock: Argon2id t=\(defaults.iterations), m=\(defaults.memoryKiB / 1024) MiB, p=\(defaults.parallelism)",
+              String(format: "%.0f", unlock)])
 let widths = (0..<header.count).map { column in lines.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
 for line in lines {
     print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))

@@ -51,25 +51,11 @@ final class CofferdFixture {
                                                           "--pinentry", root + "/no-pinentry"],
                                      environment: environment, stdin: Array(Self.loginPassword.utf8))
         daemon = child
-        let probe = try DBusConnection(address: bus.address)
-        defer { probe.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let owned = (try? probe.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                         interface: "org.freedesktop.DBus", member: "NameHasOwner",
-                                         arguments: [.string(Self.busName)]))?.first?.bool ?? false
-            if owned { return }
-            if !child.isRunning {
-                let result = child.wait(timeout: 1)
-                daemon = nil
-                throw ChildProcessError.timedOut("cofferd exited before owning \(Self.busName): \(result)")
-            }
-            if Date() >= deadline {
-                let result = child.terminate(grace: 1)
-                daemon = nil
-                throw ChildProcessError.timedOut("cofferd did not own \(Self.busName) within 30 s: \(result)")
-            }
-            usleep(10_000)
+        do {
+            try bus.waitForOwner(of: Self.busName, startedBy: child)
+        } catch {
+            daemon = nil
+            throw error
         }
     }
 

@@ -110,23 +110,11 @@ final class DaemonFixture: @unchecked Sendable {
             + extra
         let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
         daemon = child
-        let probe = try DBusConnection(address: bus.address)
-        defer { probe.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let owner = try? probe.nameOwner(Self.busName)
-            if let owner, owner != previousOwner { break }
-            if !child.isRunning {
-                let result = child.wait(timeout: 1)
-                daemon = nil
-                throw ChildProcessError.timedOut("cofferd exited before owning \(Self.busName): \(result)")
-            }
-            if Date() >= deadline {
-                let result = child.terminate(grace: 1)
-                daemon = nil
-                throw ChildProcessError.timedOut("cofferd did not own \(Self.busName) within 30 s: \(result)")
-            }
-            usleep(10_000)
+        do {
+            try bus.waitForOwner(of: Self.busName, startedBy: child, previousOwner: previousOwner)
+        } catch {
+            daemon = nil
+            throw error
         }
         client = try newClient()
     }
@@ -215,28 +203,6 @@ final class DaemonFixture: @unchecked Sendable {
 }
 
 // MARK: - Small helpers
-
-/// Runs a connection's event loop on a background thread until `stop()`.
-final class LoopThread: @unchecked Sendable {
-    let connection: DBusConnection
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(_ connection: DBusConnection) {
-        self.connection = connection
-        let thread = Thread { [connection, finished] in
-            connection.run()
-            finished.signal()
-        }
-        thread.name = "D-Bus loop \(connection.uniqueName)"
-        thread.start()
-    }
-
-    /// Stops the loop and waits (bounded) for the thread to leave `run()`.
-    func stop() {
-        connection.stop()
-        _ = finished.wait(timeout: .now() + 10)
-    }
-}
 
 /// A thread-safe box for values written by loop-thread callbacks and read by the test.
 final class Shared<T>: @unchecked Sendable {

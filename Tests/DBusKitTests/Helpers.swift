@@ -4,28 +4,6 @@ import Dispatch
 import Foundation
 import Testing
 
-/// Runs a connection's event loop on a background thread until `stop()`.
-final class LoopThread: @unchecked Sendable {
-    let connection: DBusConnection
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(_ connection: DBusConnection) {
-        self.connection = connection
-        let thread = Thread { [connection, finished] in
-            connection.run()
-            finished.signal()
-        }
-        thread.name = "D-Bus loop \(connection.uniqueName)"
-        thread.start()
-    }
-
-    /// Stops the loop and waits (bounded) for the thread to leave `run()`.
-    func stop() {
-        connection.stop()
-        let ended = finished.wait(timeout: .now() + 10) == .success
-        #expect(ended, "event loop did not stop within 10 s")
-    }
-}
 
 /// A private bus, a server connection with a running loop, and a client connection.
 final class Harness: @unchecked Sendable {
@@ -54,7 +32,7 @@ final class Harness: @unchecked Sendable {
     func newClient() throws -> DBusConnection { try DBusConnection(address: bus.address) }
 
     func shutdown() {
-        for loop in loops.reversed() { loop.stop() }
+        for loop in loops.reversed() { #expect(loop.stop(), "event loop did not stop within 10 s") }
         loops.removeAll()
         bus.stop()
     }

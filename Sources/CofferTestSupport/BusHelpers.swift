@@ -1,0 +1,49 @@
+import DBusKit
+import Dispatch
+import Foundation
+
+/// Runs a connection's event loop on a background thread until `stop()`.
+public final class LoopThread: @unchecked Sendable {
+    public let connection: DBusConnection
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(_ connection: DBusConnection) {
+        self.connection = connection
+        let thread = Thread { [connection, finished] in
+            connection.run()
+            finished.signal()
+        }
+        thread.name = "D-Bus loop \(connection.uniqueName)"
+        thread.start()
+    }
+
+    /// Stops the loop and waits (at most 10 s) for the thread to leave `run()`; returns whether it did.
+    @discardableResult
+    public func stop() -> Bool {
+        connection.stop()
+        return finished.wait(timeout: .now() + 10) == .success
+    }
+}
+
+extension PrivateBus {
+    /// Waits until `name` has an owner other than `previousOwner` (a daemon started as `child`
+    /// took it) and returns that owner. Throws, stopping the child, if it exits first or
+    /// `timeout` passes.
+    @discardableResult
+    public func waitForOwner(of name: String, startedBy child: ChildProcess, previousOwner: String? = nil,
+                             timeout: TimeInterval = 30) throws -> String {
+        let probe = try DBusConnection(address: address)
+        defer { probe.close() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let owner = try? probe.nameOwner(name), owner != previousOwner { return owner }
+            if !child.isRunning {
+                throw ChildProcessError.timedOut("\(child.executable) exited before owning \(name): \(child.wait(timeout: 1))")
+            }
+            if Date() >= deadline {
+                throw ChildProcessError.timedOut("\(child.executable) did not own \(name) within \(Int(timeout)) s: \(child.terminate(grace: 1))")
+            }
+            usleep(10_000)
+        }
+    }
+}
