@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferTestSupport
 import DBusKit
 import Foundation
 import Testing
