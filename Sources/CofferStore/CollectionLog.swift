@@ -91,9 +91,12 @@ struct CollectionLog {
         while offset < end {
             switch RecordFrame.parse(bytes, at: offset, end: end) {
             case .incomplete:
+                if committedBatchFollows(from: offset + 1, end: end) {
+                    throw corrupt("record at byte \(offset) has a damaged length")
+                }
                 return
             case .damaged(let why):
-                if laterBatchCompletes(after: offset, end: end) {
+                if committedBatchFollows(from: offset + 1, end: end) {
                     throw corrupt("\(why) at byte \(offset)")
                 }
                 return
@@ -115,16 +118,20 @@ struct CollectionLog {
         }
     }
 
-    /// Whether a complete batch can be found after a damaged frame: if so the damage is inside
-    /// committed data; if not it belongs to an unfinished write at the tail.
-    private func laterBatchCompletes(after offset: Int, end: Int) -> Bool {
-        var r = ByteReader(bytes, from: offset, to: end)
-        guard let length = try? r.u32() else { return false }
-        var next = offset + 4 + Int(length)
-        while next < end {
-            guard case .frame(let frame) = RecordFrame.parse(bytes, at: next, end: end) else { return false }
-            if frame.endsBatch { return true }
-            next += frame.length
+    /// Whether an intact record that ends a batch starts anywhere in `from..<end`. If one does,
+    /// the damage before it lies inside committed data and must be reported, never cut off;
+    /// if none does, the bytes are an unfinished write. Every offset is tried, since a damaged
+    /// length cannot tell where the next record starts; the kind byte rules out most offsets
+    /// before any checksum is computed.
+    private func committedBatchFollows(from start: Int, end: Int) -> Bool {
+        var position = start
+        while position + 5 <= end {
+            let kind = bytes[position + 4]
+            if kind & RecordFrame.batchEndFlag != 0, RecordFrame.Kind(rawValue: kind & ~RecordFrame.batchEndFlag) != nil,
+               case .frame(let frame) = RecordFrame.parse(bytes, at: position, end: end), frame.endsBatch {
+                return true
+            }
+            position += 1
         }
         return false
     }

@@ -42,6 +42,38 @@ import Testing
         #expect(try fixture.bytes("work") == bytes, "the damaged file was modified")
     }
 
+    /// The starts of the last two records, found from the end (length field + checksum).
+    func lastTwoRecordStarts(_ bytes: [UInt8]) throws -> (previous: Int, last: Int) {
+        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func recordEnds(at end: Int, from start: Int) -> Bool {
+            u32(start) == end - start - 4 && UInt32(u32(end - 4)) == Digest.crc32(bytes[(start + 4)..<(end - 4)])
+        }
+        let last = try #require((0..<bytes.count - 8).reversed().first { recordEnds(at: bytes.count, from: $0) })
+        let previous = try #require((0..<last - 8).reversed().first { recordEnds(at: last, from: $0) })
+        return (previous, last)
+    }
+
+    /// A damaged length field in committed data is reported, never taken for an unfinished
+    /// write and cut off (which would lose every acknowledged record after it).
+    @Test(arguments: [UInt32(0x00FF_FFFF), UInt32(0x7FFF_FFFF), UInt32(40)])
+    func damagedLengthInsideCommittedDataIsCorrupt(length: UInt32) throws {
+        let fixture = try populated()
+        var bytes = try fixture.bytes("work")
+        let (previous, _) = try lastTwoRecordStarts(bytes)
+        for i in 0..<4 { bytes[previous + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
+        try fixture.write(bytes, to: "work")
+        #expect {
+            try fixture.keychain().info(work)
+        } throws: { error in
+            guard case CofferError.storeCorrupt(let file, _) = error else { return false }
+            return file.hasSuffix("work.coffer")
+        }
+        #expect(throws: CofferError.self) {
+            try fixture.keychain().add(NewItem(label: "x", attributes: [:], secret: secret("s")), to: work)
+        }
+        #expect(try fixture.bytes("work") == bytes, "the damaged file was modified")
+    }
+
     @Test func damagedHeaderIsCorruptNotAWrongPassword() throws {
         let fixture = try populated()
         var bytes = try fixture.bytes("work")
