@@ -53,14 +53,14 @@ struct Cofferd: ParsableCommand {
         Crypto.unblockAllSignals()
         Crypto.disableCoreDumps()
         signal(SIGPIPE, SIG_IGN)
+        // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
+        // threads are not inherited by a child, so they must be set up in the process that serves.
+        let readiness = foreground ? nil : try Daemonizer.detach()
+        Crypto.initialize()
         let log = Log.line
 
-        var password: SecureBytes?
-        if unlock {
-            var bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
-            password = bytes.isEmpty ? nil : try SecureBytes(wiping: &bytes)
-        }
-        let readiness = foreground ? nil : try Daemonizer.detach()
+        let password = unlock ? try Startup.readPassword() : nil
+        readiness?.leaveTerminal()
 
         let directory = dataDir ?? FileStore.defaultDirectory()
         let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
