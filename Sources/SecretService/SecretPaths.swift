@@ -52,7 +52,7 @@ enum SecretPath {
         case 2:
             switch rest[0] {
             case "collection": return collectionID(rest[1]).map { .collection($0) }
-            case "aliases": return ObjectPath.unescapeElement(rest[1]).map { .aliasCollection($0) }
+            case "aliases": return canonicalName(rest[1]).map { .aliasCollection($0) }
             case "session": return number(rest[1], prefix: "s").map { .session($0) }
             case "prompt": return number(rest[1], prefix: "p").map { .prompt($0) }
             default: return nil
@@ -61,7 +61,7 @@ enum SecretPath {
             guard let item = ItemID(rest[2]), String(item) == rest[2] else { return nil }
             switch rest[0] {
             case "collection": return collectionID(rest[1]).map { .item($0, item) }
-            case "aliases": return ObjectPath.unescapeElement(rest[1]).map { .aliasItem($0, item) }
+            case "aliases": return canonicalName(rest[1]).map { .aliasItem($0, item) }
             default: return nil
             }
         default:
@@ -70,7 +70,15 @@ enum SecretPath {
     }
 
     private static func collectionID(_ element: String) -> CollectionID? {
-        ObjectPath.unescapeElement(element).flatMap { CollectionID($0) }
+        canonicalName(element).flatMap { CollectionID($0) }
+    }
+
+    /// The name a collection or alias path element escapes, only if the element is exactly
+    /// how `escapeElement` writes that name: `my_5Fkeys` (upper-case hex) or `ab_41` (an
+    /// escaped letter) would otherwise be a second path for the same object.
+    private static func canonicalName(_ element: String) -> String? {
+        guard let name = ObjectPath.unescapeElement(element), ObjectPath.escapeElement(name) == element else { return nil }
+        return name
     }
 
     private static func number(_ element: String, prefix: Character) -> UInt64? {
