@@ -152,6 +152,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
               let parameters = fields[1].bytes, let bytes = fields[2].bytes, let contentType = fields[3].string else {
             throw .invalidArgs("a secret is a (oayays) struct")
         }
+        try TransferSession.checkSizes(value: bytes, contentType: contentType)
         let secret = try session(at: path, for: caller).decode(parameters: parameters, value: bytes, contentType: contentType)
         do {
             try Limits.validate(secret: secret)

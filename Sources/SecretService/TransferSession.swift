@@ -73,8 +73,12 @@ final class TransferSession {
         }
     }
 
+    /// The most bytes an encoded secret may have: the size limit plus a block of padding.
+    static let maxEncodedSecretBytes = Limits.maxSecretBytes + AES128CBC.blockLength
+
     /// The secret inside an `(oayays)` struct the client encoded for this session.
     func decode(parameters: [UInt8], value: [UInt8], contentType: String) throws(DBusError) -> Secret {
+        try Self.checkSizes(value: value, contentType: contentType)
         var value = value
         switch algorithm {
         case .plain:
@@ -93,6 +97,17 @@ final class TransferSession {
             } catch {
                 throw .invalidArgs("the secret cannot be decrypted with this session's key")
             }
+        }
+    }
+
+    /// Rejects an oversized secret or content type before anything goes into secure memory
+    /// (a huge value would fill the pool and fail as "out of secure memory").
+    static func checkSizes(value: [UInt8], contentType: String) throws(DBusError) {
+        guard value.count <= maxEncodedSecretBytes else {
+            throw .invalidArgs("secrets must be at most \(Limits.maxSecretBytes) bytes; this one has \(value.count)")
+        }
+        guard contentType.utf8.count <= Limits.maxContentTypeBytes else {
+            throw .invalidArgs("content types must be at most \(Limits.maxContentTypeBytes) bytes")
         }
     }
 }

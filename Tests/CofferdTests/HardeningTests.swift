@@ -8,6 +8,56 @@ import Testing
 /// client, one password dialog at a time, secret sizes checked before secure memory is used,
 /// and exactly one path per collection.
 @Suite(.timeLimit(.minutes(3))) struct HardeningTests {
+    // MARK: Secret sizes
+
+    @Test func oversizedSecretsAreRejectedBeforeSecureMemory() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        let dh = try c.openDH()
+        let plain = try c.openPlain()
+        func create(_ secret: DBusValue) throws {
+            try c.call(SS.login, SS.collectionInterface, "CreateItem",
+                       [.variantDictionary([SS.itemLabel: .string("huge")]), secret, .boolean(false)])
+        }
+        let limit = "at most 262144 bytes"
+        for size in [3 << 20, 5 << 20] {
+            let huge = [UInt8](repeating: 0x41, count: size)
+            // (Too big for this process's secure memory to encrypt: random bytes stand in for
+            // the DH ciphertext; the daemon must refuse them by size alone.)
+            let secrets: [DBusValue] = [
+                try c.encode(huge, session: plain),
+                .structure([.objectPath(dh.path), .bytes(Random.bytes(16)), .bytes(huge), .string("text/plain")]),
+            ]
+            for secret in secrets {
+                let error = expectDBusError(ErrorName.invalidArgs) { try create(secret) }
+                #expect(error?.message.contains(limit) == true, "\(size) bytes: \(String(describing: error))")
+            }
+            // Also as the new secret of an item, and as a master password.
+            let error = expectDBusError(ErrorName.invalidArgs) {
+                try c.call(SS.service, SS.gnomeInterface, "CreateWithMasterPassword",
+                           [.variantDictionary([SS.collectionLabel: .string("Huge")]), try c.encode(huge, session: plain)])
+            }
+            #expect(error?.message.contains(limit) == true, "\(String(describing: error))")
+        }
+        // A content type over the limit: InvalidArgs as well.
+        let longType = String(repeating: "t", count: 129)
+        let typeError = expectDBusError(ErrorName.invalidArgs) {
+            try create(try c.encode(Array("x".utf8), contentType: longType, session: dh))
+        }
+        #expect(typeError?.message.contains("content types") == true, "\(String(describing: typeError))")
+
+        // The largest allowed secret and a normal one still work, in both sessions.
+        let largest = [UInt8](repeating: 0x42, count: 256 * 1024)
+        let big = try c.createItem(label: "largest", attributes: ["size": "max"], secret: largest, session: dh)
+        #expect(try c.getSecret(big, session: plain) == largest)
+        let item = try c.createItem(label: "normal", attributes: ["size": "small"], secret: "after the flood", session: plain)
+        #expect(try c.getSecret(item, session: dh) == Array("after the flood".utf8))
+        try f.store(label: "tool", ["tool": "1"], secret: Array("stored".utf8))
+        #expect(try f.lookup(["tool": "1"]).stdout == "stored")
+        #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
+    }
+
     // MARK: Canonical paths
 
     @Test func collectionsHaveOnlyTheirCanonicalPath() throws {
