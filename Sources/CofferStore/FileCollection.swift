@@ -20,6 +20,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     public let id: CollectionID
     let path: String
     private let directory: String
+    /// Argon2id parameters for a password change (new collections get them at creation).
+    private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
 
     private struct State {
@@ -37,9 +39,11 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     private let state: Locked<State>
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
-    init(id: CollectionID, directory: String, warn: @escaping @Sendable (String) -> Void) throws(CofferError) {
+    init(id: CollectionID, directory: String, kdf: Argon2Parameters,
+         warn: @escaping @Sendable (String) -> Void) throws(CofferError) {
         self.id = id
         self.directory = directory
+        self.kdf = kdf
         self.path = FileStore.storePath(directory, id)
         self.warn = warn
         let lockFile = try PosixFile(path: FileStore.lockPath(directory, id), create: true)
@@ -79,7 +83,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             try? PosixFile.remove(temporary)
             throw error
         }
-        let collection = try FileCollection(id: id, directory: directory, warn: warn)
+        let collection = try FileCollection(id: id, directory: directory, kdf: kdf, warn: warn)
         collection.state.withLock { $0.dataKey = dataKey }
         return collection
     }
@@ -196,7 +200,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             }
             try append(batch, to: &s)
             for item in touched { s.metadataCache[item] = nil }
-            try compactIfWorthIt(&s)
+            compactIfWorthIt(&s)
             return touched
         }
     }
@@ -223,7 +227,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
         let key = try DataKey(try header.openDataKey(password: old))
         let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
-                                                 dataKey: key.bytes, password: new, kdf: header.kdf)
+                                                 dataKey: key.bytes, password: new, kdf: kdf)
         try withWriteLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
             try compact(&s, header: replacement, key: key)
@@ -309,9 +313,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         s.observedSize = start + frames.count
     }
 
-    private func compactIfWorthIt(_ s: inout State) throws(CofferError) {
+    /// Compacts once superseded records outweigh live ones. The change that triggered it is
+    /// already durable, so a failure here (a full disk) is only warned about.
+    private func compactIfWorthIt(_ s: inout State) {
         guard s.log.deadBytes > max(256 << 10, s.log.liveBytes), let key = s.dataKey else { return }
-        try compact(&s, header: s.log.header, key: key)
+        do {
+            try compact(&s, header: s.log.header, key: key)
+        } catch {
+            warn("\(path): compaction postponed: \(error)")
+        }
     }
 
     /// Rewrites the file with only its live records (copied verbatim) under `header`, ended by

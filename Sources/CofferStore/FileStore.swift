@@ -14,9 +14,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     private let warn: @Sendable (String) -> Void
     private let listing = Locked<Listing?>(nil)
 
-    /// The collection ids as of the directory's modification time.
+    /// The collection ids as last read.
     private struct Listing {
-        var modified: timespec
         var ids: [CollectionID]
         var recentCheck = RecentCheck()
     }
@@ -52,17 +51,10 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
 
     // MARK: CollectionProvider
 
+    /// Re-read at most every `RecentCheck.window`: a directory's modification time ticks too
+    /// coarsely to tell two changes apart, so it is not trusted.
     public func collectionIDs() throws(CofferError) -> [CollectionID] {
         if let fresh = listing.withLock({ $0?.recentCheck.isFresh == true ? $0?.ids : nil }) { return fresh }
-        var info = stat()
-        guard stat(directory, &info) == 0 else { throw PosixFile.error("cannot read", directory) }
-        let modified = info.st_mtim
-        let cached = listing.withLock { listing -> [CollectionID]? in
-            guard listing?.modified.tv_sec == modified.tv_sec, listing?.modified.tv_nsec == modified.tv_nsec else { return nil }
-            listing?.recentCheck.checked()
-            return listing?.ids
-        }
-        if let cached { return cached }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -73,14 +65,14 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
             guard name.hasSuffix(Self.storeExtension) else { return nil }
             return CollectionID(String(name.dropLast(Self.storeExtension.count)))
         }.sorted()
-        var fresh = Listing(modified: modified, ids: ids)
+        var fresh = Listing(ids: ids)
         fresh.recentCheck.checked()
         listing.withLock { $0 = fresh }
         return ids
     }
 
     public func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
-        try FileCollection(id: id, directory: directory, warn: warn)
+        try FileCollection(id: id, directory: directory, kdf: kdf, warn: warn)
     }
 
     public func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend {

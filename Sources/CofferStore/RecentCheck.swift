@@ -19,7 +19,7 @@ struct RecentCheck {
 
     private static func now() -> UInt64 {
         var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

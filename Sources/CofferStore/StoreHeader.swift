@@ -51,8 +51,15 @@ struct StoreHeader {
         }
     }
 
+    /// Argon2id over the password behind a fixed leading byte, so that an empty password
+    /// (which libgcrypt's Argon2 refuses, and which gnome-keyring users rely on) works too.
     private func deriveKey(password: SecureBytes) throws(CofferError) -> SecureBytes {
-        try wrap { try KDF.argon2id(password: password, salt: salt, parameters: kdf, outputLength: AESGCM.keyLength) }
+        try wrap {
+            let input = try SecureBytes(capacity: password.count + 1)
+            try input.append(UInt8(0x01))
+            try input.append(password)
+            return try KDF.argon2id(password: input, salt: salt, parameters: kdf, outputLength: AESGCM.keyLength)
+        }
     }
 
     /// Everything before the nonce.
@@ -102,6 +109,9 @@ struct StoreHeader {
             guard salt.count >= 16, lookupKey.count == 32, sealed.count == AESGCM.keyLength + AESGCM.tagLength else {
                 throw corrupt("header fields have wrong sizes")
             }
+            guard acceptable(kdf) else {
+                throw corrupt("key derivation parameters out of range (t=\(kdf.iterations), m=\(kdf.memoryKiB) KiB, p=\(kdf.parallelism))")
+            }
             let header = StoreHeader(uuid: uuid, created: created, kdf: kdf, salt: salt, lookupKey: lookupKey,
                                      nonce: nonce, sealedDataKey: sealed)
             return (header, r.offset)
@@ -113,6 +123,13 @@ struct StoreHeader {
             throw corrupt("\(error)")
         }
     }
+}
+
+/// Argon2id parameters a file may ask for: anything else is damage or an attack (unlocking
+/// would otherwise allocate whatever the file says, or run practically for ever).
+func acceptable(_ kdf: Argon2Parameters) -> Bool {
+    (1...64).contains(kdf.iterations) && (1...16).contains(kdf.parallelism)
+        && (8 * kdf.parallelism...(2 << 20)).contains(kdf.memoryKiB)
 }
 
 /// Runs a crypto call, turning its errors into the store's.

@@ -74,6 +74,24 @@ import Testing
         #expect(try fixture.bytes("work") == bytes, "the damaged file was modified")
     }
 
+    /// A header asking Argon2 for absurd memory (checksum fixed up, as an attacker would) is
+    /// refused before any key derivation runs.
+    @Test func headerWithAbsurdKeyDerivationParametersIsRefused() throws {
+        let fixture = try populated()
+        var bytes = try fixture.bytes("work")
+        // magic 8, version 2, uuid 16, created 8, kdf 1, t 4: m (KiB) starts at byte 39.
+        for i in 0..<4 { bytes[39 + i] = 0xFF }
+        let crc = Digest.crc32(bytes[0..<183])
+        for i in 0..<4 { bytes[183 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try fixture.write(bytes, to: "work")
+        #expect {
+            try fixture.keychain().unlock(work, password: password("pw"))
+        } throws: { error in
+            guard case CofferError.storeCorrupt(_, let reason) = error else { return false }
+            return reason.contains("key derivation parameters")
+        }
+    }
+
     @Test func damagedHeaderIsCorruptNotAWrongPassword() throws {
         let fixture = try populated()
         var bytes = try fixture.bytes("work")

@@ -74,6 +74,30 @@ import Testing
         #expect(text(try reopened.search(Query(attributes: ["k": "v"], returnSecret: true)).first?.secret) == "s")
     }
 
+    @Test func anEmptyPasswordWorksAndIsStillAPassword() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Blank", id: work, password: try SecureBytes(count: 0))
+        try keychain.add(NewItem(label: "a", attributes: ["k": "v"], secret: secret("s")), to: work)
+        let reopened = try fixture.keychain()
+        #expect(throws: CofferError.authenticationFailed) { try reopened.unlock(work, password: password("x")) }
+        try reopened.unlock(work, password: try SecureBytes(count: 0))
+        #expect(text(try reopened.search(Query(attributes: ["k": "v"], returnSecret: true)).first?.secret) == "s")
+    }
+
+    /// A password change re-derives the key with the store's current parameters, so weak
+    /// parameters of an old file can be raised.
+    @Test func changePasswordUsesTheStoresKeyDerivationParameters() throws {
+        let fixture = try StoreFixture()
+        try fixture.keychain().createCollection(label: "Work", id: work, password: password("old"))
+        #expect(try fixture.bytes("work")[35] == UInt8(Argon2Parameters.testing.iterations))
+        let stronger = Argon2Parameters(iterations: 2, memoryKiB: 128, parallelism: 1)
+        let store = try FileStore(directory: fixture.directory, kdf: stronger)
+        try Keychain(provider: store).changePassword(work, from: password("old"), to: password("new"))
+        #expect(try fixture.bytes("work")[35] == 2)
+        try fixture.keychain().unlock(work, password: password("new"))
+    }
+
     @Test func compactionBoundsTheFileAndKeepsEverything() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()
