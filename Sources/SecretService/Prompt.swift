@@ -4,7 +4,8 @@ import DBusKit
 import Dispatch
 
 /// A pending operation that needs the user: unlocking collections, creating one, or changing
-/// a password. Its client calls `Prompt`, the dialog runs on another thread, and the client
+/// a password. Its client calls `Prompt`, the dialog runs off the loop (one dialog at a time
+/// daemon-wide, so no client can flood the desktop with them), and the client
 /// gets `Completed(dismissed, result)` (unicast) with a result of the type it expects, also
 /// when dismissed: `ao` for unlock, `o` for create, `s` for a password change.
 final class Prompt: @unchecked Sendable {
@@ -35,6 +36,11 @@ final class Prompt: @unchecked Sendable {
     /// nothing.
     private let cancelled = Locked(false)
 
+    /// Where the dialogs run: one after the other, for all clients.
+    private static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
+    /// How many prompts are running or waiting on `dialogs`.
+    private static let queued = Locked(0)
+
     init(number: UInt64, owner: String, action: Action, server: SecretServer) {
         self.number = number
         self.owner = owner
@@ -63,8 +69,16 @@ final class Prompt: @unchecked Sendable {
             return
         }
         let connection = server.connection
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let outcome = run(passwords)
+        let waits = Self.queued.withLock { count in
+            count += 1
+            return count > 1
+        }
+        Self.dialogs.async { [self] in
+            defer { Self.queued.withLock { $0 -= 1 } }
+            // Dismissed or abandoned while waiting behind another dialog: show none, so that
+            // prompts made and dismissed in a loop do not pile up dialogs.
+            let skip = waits && cancelled.withLock { $0 }
+            let outcome = skip ? Outcome(dismissed: true, result: emptyResult) : run(passwords)
             connection.post { self.complete(outcome) }
         }
     }

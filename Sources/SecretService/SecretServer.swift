@@ -24,6 +24,14 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     private var nextPrompt: UInt64 = 1
     private var tokens: [HandlerToken] = []
 
+    /// How many sessions one client (unique bus name) may hold open. Each DH session keeps
+    /// an AES key in the fixed secure-memory pool, so unbounded sessions would exhaust it.
+    static let maxSessionsPerClient = 64
+    /// How many prompts one client may have pending (created and not yet completed).
+    static let maxPromptsPerClient = 8
+    /// The error name for a client over one of those limits.
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+
     /// A server for `keychain` on `connection`. `passwords` shows password dialogs for
     /// prompts (none: every prompt completes as dismissed). `log` gets one line per session,
     /// unlock and lock; never a secret.
@@ -165,6 +173,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     // MARK: Sessions
 
     func openSession(algorithm: String, input: DBusValue, caller: String) throws(DBusError) -> [DBusValue] {
+        guard sessions.values.count(where: { $0.owner == caller }) < Self.maxSessionsPerClient else {
+            throw DBusError(name: Self.limitsExceeded,
+                            message: "a client may hold at most \(Self.maxSessionsPerClient) open sessions; close some first")
+        }
         let number = nextSession
         let path = SecretPath.session(number)
         let (session, output) = try TransferSession.open(algorithm: algorithm, input: input, path: path, owner: caller)
@@ -192,7 +204,12 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     // MARK: Prompts
 
-    func makePrompt(owner: String, action: Prompt.Action) -> ObjectPath {
+    /// A new pending prompt for `owner`; `LimitsExceeded` if it already has the most allowed.
+    func makePrompt(owner: String, action: Prompt.Action) throws(DBusError) -> ObjectPath {
+        guard prompts.values.count(where: { $0.owner == owner }) < Self.maxPromptsPerClient else {
+            throw DBusError(name: Self.limitsExceeded,
+                            message: "a client may have at most \(Self.maxPromptsPerClient) pending prompts; run or dismiss them first")
+        }
         let number = nextPrompt
         nextPrompt += 1
         prompts[number] = Prompt(number: number, owner: owner, action: action, server: self)

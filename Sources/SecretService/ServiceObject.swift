@@ -26,7 +26,7 @@ struct ServiceObject: DBusObject {
             let locked = results.filter(\.isLocked).map { SecretPath.item($0.reference) }
             return .reply([.objectPathArray(unlocked), .objectPathArray(locked)])
         case (SecretInterface.service, "Unlock"):
-            return .reply(unlock(a[0].objectPathArray!, caller: call.sender))
+            return .reply(try unlock(a[0].objectPathArray!, caller: call.sender))
         case (SecretInterface.service, "Lock"):
             return .reply([.objectPathArray(lock(a[0].objectPathArray!, caller: call.sender)), .objectPath(SecretPath.none)])
         case (SecretInterface.service, "LockService"):
@@ -34,7 +34,7 @@ struct ServiceObject: DBusObject {
             return .empty
         case (SecretInterface.service, "ChangeLock"), (SecretInterface.gnomeKeyring, "ChangeWithPrompt"):
             guard let id = server.collectionID(at: a[0].objectPath!) else { throw SecretError.noSuchObject("no such collection") }
-            return .reply([.objectPath(server.makePrompt(owner: call.sender, action: .changePassword(id)))])
+            return .reply([.objectPath(try server.makePrompt(owner: call.sender, action: .changePassword(id)))])
         case (SecretInterface.service, "GetSecrets"):
             return .reply([try getSecrets(a[0].objectPathArray!, session: a[1].objectPath!, caller: call.sender)])
         case (SecretInterface.service, "ReadAlias"):
@@ -75,7 +75,7 @@ struct ServiceObject: DBusObject {
         if !alias.isEmpty, CollectionID(alias) == nil {
             throw DBusError.invalidArgs("alias names are letters, digits and _")
         }
-        let prompt = server.makePrompt(owner: caller, action: .createCollection(label: label, alias: alias))
+        let prompt = try server.makePrompt(owner: caller, action: .createCollection(label: label, alias: alias))
         return [.objectPath(SecretPath.none), .objectPath(prompt)]
     }
 
@@ -90,7 +90,7 @@ struct ServiceObject: DBusObject {
 
     // MARK: Locking
 
-    private func unlock(_ paths: [ObjectPath], caller: String) -> [DBusValue] {
+    private func unlock(_ paths: [ObjectPath], caller: String) throws(DBusError) -> [DBusValue] {
         var unlocked: [ObjectPath] = []
         var pending: [(ObjectPath, CollectionID)] = []
         for path in paths {
@@ -99,7 +99,7 @@ struct ServiceObject: DBusObject {
             if info.isLocked { pending.append((path, id)) } else { unlocked.append(path) }
         }
         guard !pending.isEmpty else { return [.objectPathArray(unlocked), .objectPath(SecretPath.none)] }
-        let prompt = server.makePrompt(owner: caller, action: .unlock(pending))
+        let prompt = try server.makePrompt(owner: caller, action: .unlock(pending))
         return [.objectPathArray(unlocked), .objectPath(prompt)]
     }
 

@@ -8,6 +8,120 @@ import Testing
 /// client, one password dialog at a time, secret sizes checked before secure memory is used,
 /// and exactly one path per collection.
 @Suite(.timeLimit(.minutes(3))) struct HardeningTests {
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+    static let maxSessions = 64
+    static let maxPrompts = 8
+
+    // MARK: Sessions and prompts per client
+
+    @Test func sessionsPerClientAreLimited() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        var sessions = try (0..<Self.maxSessions - 1).map { _ in try c.openPlain() }
+        sessions.append(try c.openDH())
+        let error = expectDBusError(Self.limitsExceeded) { _ = try c.openDH() }
+        #expect(error?.message.contains("\(Self.maxSessions)") == true, "\(String(describing: error))")
+        expectDBusError(Self.limitsExceeded) { _ = try c.openPlain() }
+
+        // Another client is not affected, and the daemon keeps serving.
+        let other = try f.newClient()
+        let otherSession = try other.openDH()
+        let item = try other.createItem(label: "still", attributes: ["h": "1"], secret: "serving", session: otherSession)
+        #expect(try c.getSecret(item, session: sessions.last!) == Array("serving".utf8))
+
+        // Closing a session makes room again.
+        try c.closeSession(sessions.removeFirst())
+        let again = try c.openDH()
+        #expect(try c.getSecret(item, session: again) == Array("serving".utf8))
+        expectDBusError(Self.limitsExceeded) { _ = try c.openPlain() }
+        #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
+    }
+
+    @Test func pendingPromptsPerClientAreLimited() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        func unlockPrompt(_ client: SecretClient) throws -> ObjectPath {
+            let reply = try client.service("Unlock", [.objectPathArray([SS.login])])
+            let prompt = try #require(reply.last?.objectPath)
+            #expect(prompt != SS.none)
+            return prompt
+        }
+        var prompts = try (0..<Self.maxPrompts).map { _ in try unlockPrompt(c) }
+        let error = expectDBusError(Self.limitsExceeded) { _ = try unlockPrompt(c) }
+        #expect(error?.message.contains("\(Self.maxPrompts)") == true, "\(String(describing: error))")
+        // Every call that makes a prompt is limited.
+        expectDBusError(Self.limitsExceeded) {
+            try c.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .variant(.string("Flood"))]), .string("")])
+        }
+        expectDBusError(Self.limitsExceeded) { try c.service("ChangeLock", [.objectPath(SS.login)]) }
+
+        // Another client still gets one.
+        let other = try f.newClient()
+        _ = try unlockPrompt(other)
+
+        // A dismissed prompt makes room again.
+        try c.call(prompts.removeFirst(), SS.promptInterface, "Dismiss")
+        #expect(c.waitForSignal("Completed", interface: SS.promptInterface) != nil)
+        prompts.append(try unlockPrompt(c))
+        expectDBusError(Self.limitsExceeded) { _ = try unlockPrompt(c) }
+        #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
+        #expect(try c.readAlias("default") == SS.login)
+    }
+
+    /// Two clients run a prompt at the same moment: the second dialog starts only after the
+    /// first one ended (FakePinentry logs "PID" when it starts; the daemon says BYE at the end).
+    @Test(.enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+    func dialogsRunOneAtATime() throws {
+        let f = try DaemonFixture(pinentry: ["AFTER 0.5 first password", "AFTER 0.5 second password"])
+        defer { f.shutdown() }
+        let clients = [f.client!, try f.newClient()]
+        let prompts = try clients.enumerated().map { index, client in
+            let reply = try client.service("CreateCollection",
+                                           [.variantDictionary([SS.collectionLabel: .variant(.string("Serial \(index)"))]), .string("")])
+            return try #require(reply.last?.objectPath)
+        }
+        for (client, prompt) in zip(clients, prompts) {
+            try client.call(prompt, SS.promptInterface, "Prompt", [.string("")])
+        }
+        for (client, prompt) in zip(clients, prompts) {
+            let completed = try #require(client.waitForSignal("Completed", path: prompt, timeout: 30), "log:\n\(f.daemonLog)")
+            #expect(completed.arguments.first == .boolean(false))
+        }
+        let markers = f.pinentryLogText.split(separator: "\n").compactMap { line -> String? in
+            if line.hasPrefix("PID") { return "PID" }
+            return line.hasPrefix("BYE") ? "BYE" : nil
+        }
+        #expect(markers == ["PID", "BYE", "PID", "BYE"], "dialogs overlapped; pinentry log:\n\(f.pinentryLogText)")
+    }
+
+    /// A prompt dismissed while it waits behind another client's dialog never shows one.
+    @Test(.enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+    func aPromptDismissedWhileWaitingShowsNoDialog() throws {
+        let f = try DaemonFixture(pinentry: ["AFTER 1 first password", "second password"])
+        defer { f.shutdown() }
+        let first = f.client!
+        let second = try f.newClient()
+        func createPrompt(_ client: SecretClient, _ label: String) throws -> ObjectPath {
+            let reply = try client.service("CreateCollection", [.variantDictionary([SS.collectionLabel: .variant(.string(label))]), .string("")])
+            return try #require(reply.last?.objectPath)
+        }
+        let running = try createPrompt(first, "Running")
+        let waiting = try createPrompt(second, "Waiting")
+        try first.call(running, SS.promptInterface, "Prompt", [.string("")])
+        try second.call(waiting, SS.promptInterface, "Prompt", [.string("")])
+        try second.call(waiting, SS.promptInterface, "Dismiss")
+        #expect(second.waitForSignal("Completed", path: waiting)?.arguments.first == .boolean(true))
+        #expect(first.waitForSignal("Completed", path: running, timeout: 30)?.arguments.first == .boolean(false))
+        // Give a wrongly queued second dialog time to show up.
+        let settled = Date().addingTimeInterval(1)
+        while Date() < settled, f.pinentryLogText.components(separatedBy: "PID").count < 3 { usleep(50_000) }
+        #expect(f.pinentryLogText.components(separatedBy: "PID").count - 1 == 1, "log:\n\(f.pinentryLogText)")
+        #expect(try first.collections().count == 3)
+    }
+
     // MARK: Secret sizes
 
     @Test func oversizedSecretsAreRejectedBeforeSecureMemory() throws {
