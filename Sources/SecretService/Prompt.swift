@@ -77,7 +77,7 @@ final class Prompt: @unchecked Sendable {
             defer { Self.queued.withLock { $0 -= 1 } }
             // Dismissed or abandoned while waiting behind another dialog: show none, so that
             // prompts made and dismissed in a loop do not pile up dialogs.
-            let skip = waits && cancelled.withLock { $0 }
+            let skip = waits && isCancelled
             let outcome = skip ? Outcome(dismissed: true, result: emptyResult) : run(passwords)
             connection.post { self.complete(outcome) }
         }
@@ -125,7 +125,7 @@ final class Prompt: @unchecked Sendable {
     /// was dismissed meanwhile.
     private func answer(_ request: PasswordRequest, _ passwords: any PasswordAsker) -> SecureBytes? {
         let answer = passwords.ask(request)
-        guard !cancelled.withLock({ $0 }) else { return nil }
+        guard !isCancelled else { return nil }
         switch answer {
         case .password(let password): return password
         case .cancelled: return nil
@@ -134,6 +134,11 @@ final class Prompt: @unchecked Sendable {
             return nil
         }
     }
+
+    /// Whether the prompt was dismissed or abandoned. Checked after each dialog and again
+    /// right before each action is committed, so that a Dismiss that came meanwhile leaves
+    /// the keychain as it was.
+    private var isCancelled: Bool { cancelled.withLock { $0 } }
 
     private func unlock(_ targets: [(ObjectPath, CollectionID)], _ passwords: any PasswordAsker) -> Outcome {
         var done: [ObjectPath] = []
@@ -145,7 +150,7 @@ final class Prompt: @unchecked Sendable {
                 let request = PasswordRequest(title: "Unlock Keyring",
                                               description: "An application wants access to the keyring '\(info.label)', but it is locked.",
                                               error: error)
-                guard let password = answer(request, passwords) else {
+                guard let password = answer(request, passwords), !isCancelled else {
                     return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
                 }
                 do {
@@ -167,7 +172,7 @@ final class Prompt: @unchecked Sendable {
         let request = PasswordRequest(title: "New Keyring Password",
                                       description: "An application wants to create a new keyring called '\(label)'. Choose the password you want to use for it.",
                                       confirm: true)
-        guard let password = answer(request, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
+        guard let password = answer(request, passwords), !isCancelled else { return Outcome(dismissed: true, result: emptyResult) }
         do {
             let id = try server.keychain.createCollection(label: label, password: password)
             if !alias.isEmpty { try server.keychain.setAlias(alias, to: id) }
@@ -187,7 +192,7 @@ final class Prompt: @unchecked Sendable {
             guard let old = answer(askOld, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
             let askNew = PasswordRequest(title: "Change Keyring Password",
                                          description: "Choose a new password for the keyring '\(label)'.", confirm: true)
-            guard let new = answer(askNew, passwords) else { return Outcome(dismissed: true, result: emptyResult) }
+            guard let new = answer(askNew, passwords), !isCancelled else { return Outcome(dismissed: true, result: emptyResult) }
             do {
                 try server.keychain.changePassword(id, from: old, to: new)
                 server.log("password of collection \(id) changed by \(owner)")
