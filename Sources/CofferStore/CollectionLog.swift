@@ -26,6 +26,10 @@ struct CollectionLog {
     private(set) var liveBytes = 0
     private(set) var deadBytes = 0
     private var meta: Entry?
+    /// Where every removal and meta record of the file starts: records whose effect (an item
+    /// gone, a label) is applied from their public part, so they are verified with the key
+    /// at unlock and before compaction makes them permanent.
+    private(set) var controlRecordOffsets: [Int] = []
 
     /// Parses a whole file image. A torn tail is left out of `validEnd` (the caller warns and
     /// truncates it on its next write); any other damage throws `storeCorrupt`.
@@ -66,9 +70,21 @@ struct CollectionLog {
         return frame
     }
 
-    func metaFrame() -> RecordFrame? {
-        guard let meta, case .frame(let frame) = RecordFrame.parse(bytes, at: meta.offset, end: validEnd) else { return nil }
-        return frame
+    /// Checks the authentication tag of every removal and meta record, and with `items` of
+    /// every live item record too; throws `storeCorrupt` at the first that fails.
+    func verify(with key: DataKey, items: Bool) throws(CofferError) {
+        var offsets = controlRecordOffsets
+        if items { offsets += entries.values.map(\.offset) }
+        for offset in offsets {
+            guard case .frame(let frame) = RecordFrame.parse(bytes, at: offset, end: validEnd) else {
+                throw corrupt("record at byte \(offset) cannot be read back")
+            }
+            do {
+                _ = try frame.open(in: bytes, key: key, uuid: header.uuid)
+            } catch {
+                throw corrupt("record at byte \(offset) failed authentication")
+            }
+        }
     }
 
     /// The public part of a meta record.
@@ -150,11 +166,13 @@ struct CollectionLog {
             nextItemID = max(nextItemID, frame.itemID + 1)
             nextSequence = max(nextSequence, frame.sequence + 1)
         case .removal:
+            controlRecordOffsets.append(frame.offset)
             if let old = entries.removeValue(forKey: frame.itemID) { kill(old) }
             index.remove(frame.itemID)
             deadBytes += frame.length
             nextSequence = max(nextSequence, frame.sequence + 1)
         case .meta:
+            controlRecordOffsets.append(frame.offset)
             var r = ByteReader(bytes, from: frame.publicRange.lowerBound, to: frame.publicRange.upperBound)
             do {
                 nextItemID = max(nextItemID, try r.u64())

@@ -219,6 +219,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let key = try DataKey(try header.openDataKey(password: password))   // slow: outside the state lock
         try state.withLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
+            try s.log.verify(with: key, items: false)
             s.dataKey = key
         }
     }
@@ -327,6 +328,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     /// Rewrites the file with only its live records (copied verbatim) under `header`, ended by
     /// a fresh meta record, through a temporary file and an atomic rename.
     private func compact(_ s: inout State, header: StoreHeader, key: DataKey) throws(CofferError) {
+        // What compaction keeps and what it lets go must be authentic: a forged removal would
+        // otherwise become permanent, and a forged item record would be re-sealed as genuine.
+        try s.log.verify(with: key, items: true)
         var image = header.encoded()
         image.reserveCapacity(image.count + s.log.liveBytes + 256)
         for entry in s.log.liveFrames { image += s.log.bytes[entry.offset..<entry.offset + entry.length] }

@@ -92,6 +92,37 @@ import Testing
         }
     }
 
+    /// Someone who can write the file appends a removal record with a correct checksum but
+    /// no valid seal. Unlocking checks it and reports the file instead of accepting the removal
+    /// (and compaction would otherwise have made it permanent).
+    @Test func forgedRemovalRecordIsCaughtAtUnlock() throws {
+        let fixture = try populated()
+        var body: [UInt8] = [0x82]                                      // removal, ends its batch
+        func u64(_ v: UInt64) { for i in 0..<8 { body.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
+        func u32(_ v: UInt32, into bytes: inout [UInt8]) { for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
+        u64(1_000)                                                      // sequence
+        u64(1)                                                          // timestamp
+        u64(2)                                                          // item id
+        u32(0, into: &body)                                             // no public part
+        body += [UInt8](repeating: 0, count: 12)                        // nonce
+        u32(16, into: &body)
+        body += [UInt8](repeating: 0, count: 16)                        // a tag that seals nothing
+        u32(Digest.crc32(body[...]), into: &body)
+        var frame: [UInt8] = []
+        u32(UInt32(body.count), into: &frame)
+        try fixture.write(try fixture.bytes("work") + frame + body, to: "work")
+
+        let keychain = try fixture.keychain()
+        #expect(try keychain.search(Query(collection: work)).count == 2, "while locked, only the checksum speaks")
+        #expect {
+            try keychain.unlock(work, password: password("pw"))
+        } throws: { error in
+            guard case CofferError.storeCorrupt(_, let reason) = error else { return false }
+            return reason.contains("authentication")
+        }
+        #expect(try keychain.info(work).isLocked)
+    }
+
     @Test func damagedHeaderIsCorruptNotAWrongPassword() throws {
         let fixture = try populated()
         var bytes = try fixture.bytes("work")
