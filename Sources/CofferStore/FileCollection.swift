@@ -132,8 +132,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func secret(of item: ItemID) throws(CofferError) -> Secret {
         try withFreshState { s throws(CofferError) in
-            let (metadata, secret) = try ItemPayload.contents(of: try payload(of: item, in: s))
-            return Secret(bytes: secret, contentType: metadata.contentType)
+            try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s))
         }
     }
 
@@ -389,7 +388,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             secret = new.bytes
             metadata.contentType = new.contentType
         } else {
-            secret = try ItemPayload.secret(from: try payload(of: item, in: s))
+            secret = try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)).bytes
         }
         if let label = changes.label { metadata.label = label }
         if let attributes = changes.attributes { metadata.attributes = attributes }

@@ -29,17 +29,6 @@ enum ItemPayload {
         try decode(payload).metadata
     }
 
-    static func secret(from payload: SecureBytes) throws(CofferError) -> SecureBytes {
-        let range = try decode(payload).secretRange
-        return try wrap { try payload.slice(range) }
-    }
-
-    /// Metadata and secret from one pass over the payload.
-    static func contents(of payload: SecureBytes) throws(CofferError) -> (ItemMetadata, SecureBytes) {
-        let (metadata, range) = try decode(payload)
-        return (metadata, try wrap { try payload.slice(range) })
-    }
-
     private static func appendField(_ bytes: [UInt8], to out: SecureBytes) throws {
         try out.appendUInt32LE(UInt32(bytes.count))
         try out.append(bytes)
@@ -48,6 +37,19 @@ enum ItemPayload {
     private struct Malformed: Error {}
 
     private static func decode(_ p: SecureBytes) throws(CofferError) -> (metadata: ItemMetadata, secretRange: Range<Int>) {
+        let (metadata, secretRange) = try parse(p, labelAndAttributes: true)
+        return (metadata, secretRange)
+    }
+
+    /// The secret and its content type, skipping label and attributes (no strings built).
+    static func secret(andContentTypeOf payload: SecureBytes) throws(CofferError) -> Secret {
+        let (metadata, range) = try parse(payload, labelAndAttributes: false)
+        return Secret(bytes: try wrap { try payload.slice(range) }, contentType: metadata.contentType)
+    }
+
+    /// Walks the payload; without `labelAndAttributes` the label is empty and the attributes
+    /// are skipped.
+    private static func parse(_ p: SecureBytes, labelAndAttributes: Bool) throws(CofferError) -> (ItemMetadata, Range<Int>) {
         var offset = 0
         func take(_ n: Int) throws(Malformed) -> Range<Int> {
             guard n >= 0, offset + n <= p.count else { throw Malformed() }
@@ -60,17 +62,25 @@ enum ItemPayload {
             let range = try take(try u32())
             return String(decoding: p.unprotectedArray(range), as: UTF8.self)
         }
+        func skipOrRead() throws(Malformed) -> String? {
+            guard labelAndAttributes else {
+                _ = try take(try u32())
+                return nil
+            }
+            return try string()
+        }
         do {
             let created = try u64()
             let modified = try u64()
-            let label = try string()
+            let label = try skipOrRead() ?? ""
             let contentType = try string()
             let count = try u32()
             guard count <= Limits.maxAttributes else { throw Malformed() }
             var attributes: Attributes = [:]
             for _ in 0..<count {
-                let name = try string()
-                attributes[name] = try string()
+                let name = try skipOrRead()
+                let value = try skipOrRead()
+                if let name, let value { attributes[name] = value }
             }
             let secretRange = try take(try u32())
             guard offset == p.count else { throw Malformed() }

@@ -125,17 +125,22 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// The item an item path (real or through an alias) names, if it exists.
     func itemReference(at path: ObjectPath) -> ItemReference? {
-        let reference: ItemReference
+        guard let reference = itemReference(named: path) else { return nil }
+        return keychain.exists(reference) ? reference : nil
+    }
+
+    /// The item an item path names, without checking that it exists (for callers whose next
+    /// keychain call reports a missing item anyway).
+    func itemReference(named path: ObjectPath) -> ItemReference? {
         switch SecretPath.parse(path) {
         case .item(let collection, let item):
-            reference = ItemReference(collection: collection, item: item)
+            return ItemReference(collection: collection, item: item)
         case .aliasItem(let alias, let item):
             guard let collection = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return nil }
-            reference = ItemReference(collection: collection, item: item)
+            return ItemReference(collection: collection, item: item)
         default:
             return nil
         }
-        return keychain.exists(reference) ? reference : nil
     }
 
     func itemPaths(in id: CollectionID) -> [ObjectPath] {
@@ -266,12 +271,16 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         emit(SecretPath.service, SecretInterface.service, "CollectionChanged", [.objectPath(path)])
     }
 
+    /// Announces an item change once the reply to the call that made it has gone out, so the
+    /// caller does not wait for the bus to route the signals first.
     func itemsChanged(in id: CollectionID, _ member: String, _ reference: ItemReference) {
-        let collection = SecretPath.collection(id)
-        emit(collection, SecretInterface.collection, member, [.objectPath(SecretPath.item(reference))])
-        if member != "ItemChanged" {
-            // The list can be long: announce that it changed; clients re-read it if they care.
-            emitPropertiesChanged(collection, SecretInterface.collection, invalidated: ["Items"])
+        connection.post { [self] in
+            let collection = SecretPath.collection(id)
+            emit(collection, SecretInterface.collection, member, [.objectPath(SecretPath.item(reference))])
+            if member != "ItemChanged" {
+                // The list can be long: announce that it changed; clients re-read it if they care.
+                emitPropertiesChanged(collection, SecretInterface.collection, invalidated: ["Items"])
+            }
         }
     }
 }

@@ -126,7 +126,7 @@ struct ServiceObject: DBusObject {
         let session = try server.session(at: path, for: caller)
         var entries: [DBusValue.DictionaryEntry] = []
         for path in paths {
-            guard let reference = server.itemReference(at: path),
+            guard let reference = server.itemReference(named: path),
                   let secret = try? server.keychain.secret(of: reference) else { continue }
             entries.append(.init(key: .objectPath(path), value: try session.encode(secret)))
         }
