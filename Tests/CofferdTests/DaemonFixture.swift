@@ -204,17 +204,6 @@ final class DaemonFixture: @unchecked Sendable {
 
 // MARK: - Small helpers
 
-/// A thread-safe box for values written by loop-thread callbacks and read by the test.
-final class Shared<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
-    }
-    func mutate<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&stored) }
-}
 
 /// Waits (bounded) until `condition` holds, polling.
 func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import CofferCrypto
 import DBusKit
 import Foundation

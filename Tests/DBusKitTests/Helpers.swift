@@ -64,17 +64,6 @@ func eventually(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// A thread-safe box for values written by loop-thread callbacks and read by the test.
-final class Shared<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
-    }
-    func mutate(_ body: (inout T) -> Void) { lock.lock(); body(&stored); lock.unlock() }
-}
 
 let testBusName = "org.coffer.Test"
 let testInterface = "org.coffer.Test"
