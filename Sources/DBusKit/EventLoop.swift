@@ -75,7 +75,12 @@ final class EventLoop: @unchecked Sendable {
         }, me, nil)
         precondition(ok1 != 0 && ok2 != 0, "libdbus: out of memory")
         dbus_connection_set_wakeup_main_function(connection, { data in EventLoop.from(data).wake() }, me, nil)
-        dbus_connection_set_dispatch_status_function(connection, { _, _, data in EventLoop.from(data).wake() }, me, nil)
+        // On the loop thread the status is read again at the top of the next iteration, so a
+        // wake-up there would only cost a write and an extra poll cycle per message.
+        dbus_connection_set_dispatch_status_function(connection, { _, _, data in
+            let loop = EventLoop.from(data)
+            if !loop.isOnLoopThread { loop.wake() }
+        }, me, nil)
     }
 
     /// Removes the callbacks again (before the connection is closed and released).
