@@ -201,6 +201,23 @@ public final class Keychain: Sendable {
         try unlockedBackend(of: reference).secret(of: reference.item)
     }
 
+    /// The secrets of `references`, in order; nil for an item that does not exist or whose
+    /// collection is locked. Each collection is looked up once, not once per item.
+    public func secrets(of references: [ItemReference]) -> [Secret?] {
+        var backends: [CollectionID: (any CollectionBackend)?] = [:]
+        return references.map { reference in
+            let backend: (any CollectionBackend)?
+            if let known = backends[reference.collection] {
+                backend = known
+            } else {
+                let found = try? collection(reference.collection)
+                backend = found?.isLocked == false ? found : nil
+                backends[reference.collection] = backend
+            }
+            return try? backend?.secret(of: reference.item)
+        }
+    }
+
     public func update(_ reference: ItemReference, with changes: ItemChanges) throws(CofferError) {
         try changes.validate()
         _ = try unlockedBackend(of: reference).commit([.update(reference.item, changes)])

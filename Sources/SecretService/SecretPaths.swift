@@ -40,10 +40,16 @@ enum SecretPath {
         case prompt(UInt64)
     }
 
+    /// Called for every item of a `GetSecrets`, so it splits the UTF-8 bytes once instead of
+    /// building every element through `ObjectPath.elements`.
     static func parse(_ path: ObjectPath) -> Target? {
-        let elements = path.elements
-        guard elements.count >= 3, elements[0] == "org", elements[1] == "freedesktop", elements[2] == "secrets" else { return nil }
-        let rest = Array(elements.dropFirst(3))
+        let prefix = service.rawValue.utf8
+        let bytes = path.rawValue.utf8
+        guard bytes.starts(with: prefix) else { return nil }
+        let tail = bytes.dropFirst(prefix.count)
+        guard tail.isEmpty || tail.first == UInt8(ascii: "/") else { return nil }
+        let rest = tail.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+            .map { String(decoding: $0, as: UTF8.self) }
         switch rest.count {
         case 0:
             return .service

@@ -124,10 +124,11 @@ struct ServiceObject: DBusObject {
 
     private func getSecrets(_ paths: [ObjectPath], session path: ObjectPath, caller: String) throws -> DBusValue {
         let session = try server.session(at: path, for: caller)
+        let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
         var entries: [DBusValue.DictionaryEntry] = []
-        for path in paths {
-            guard let reference = server.itemReference(named: path),
-                  let secret = try? server.keychain.secret(of: reference) else { continue }
+        entries.reserveCapacity(named.count)
+        for ((path, _), secret) in zip(named, server.keychain.secrets(of: named.map(\.1))) {
+            guard let secret else { continue }
             entries.append(.init(key: .objectPath(path), value: try session.encode(secret)))
         }
         return .dictionary(keySignature: .objectPath, valueSignature: "(oayays)", entries)

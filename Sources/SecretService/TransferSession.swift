@@ -63,7 +63,8 @@ final class TransferSession {
                 .structure([.objectPath(path), .bytes([]), .bytes(bytes), .string(secret.contentType)])
             }
         case .dh(let cipher):
-            let iv = Random.bytes(AES128CBC.blockLength)
+            // Unpredictable without a system call per secret (libgcrypt's nonce generator).
+            let iv = Random.nonce(AES128CBC.blockLength)
             do {
                 let sealed = try cipher.encrypt(secret.bytes, iv: iv)
                 return .structure([.objectPath(path), .bytes(iv), .bytes(sealed), .string(secret.contentType)])
