@@ -47,6 +47,9 @@ public protocol CollectionBackend: AnyObject, Sendable {
     func contains(_ item: ItemID) throws(CofferError) -> Bool
     func metadata(of item: ItemID) throws(CofferError) -> ItemMetadata
     func secret(of item: ItemID) throws(CofferError) -> Secret
+    /// The secrets of `items` in order, nil for any that is missing or cannot be read: one
+    /// look at what other processes changed for the whole batch.
+    func secrets(of items: [ItemID]) -> [Secret?]
     /// Applies `changes` all or nothing and returns, in order, the id each change touched.
     /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
     func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID]
@@ -56,6 +59,12 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// derivation without holding the backend's lock.
     func unlock(password: SecureBytes) throws(CofferError)
     func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError)
+}
+
+extension CollectionBackend {
+    public func secrets(of items: [ItemID]) -> [Secret?] {
+        items.map { try? secret(of: $0) }
+    }
 }
 
 /// Lists, opens, creates and deletes the persistent collections, and keeps the alias table.

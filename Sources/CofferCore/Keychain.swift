@@ -202,20 +202,18 @@ public final class Keychain: Sendable {
     }
 
     /// The secrets of `references`, in order; nil for an item that does not exist or whose
-    /// collection is locked. Each collection is looked up once, not once per item.
+    /// collection is locked. Each collection is looked up, and checked for what other processes
+    /// changed, once for all its items.
     public func secrets(of references: [ItemReference]) -> [Secret?] {
-        var backends: [CollectionID: (any CollectionBackend)?] = [:]
-        return references.map { reference in
-            let backend: (any CollectionBackend)?
-            if let known = backends[reference.collection] {
-                backend = known
-            } else {
-                let found = try? collection(reference.collection)
-                backend = found?.isLocked == false ? found : nil
-                backends[reference.collection] = backend
+        var result = [Secret?](repeating: nil, count: references.count)
+        let positions = Dictionary(grouping: references.indices) { references[$0].collection }
+        for (id, indices) in positions {
+            guard let backend = try? collection(id), !backend.isLocked else { continue }
+            for (index, secret) in zip(indices, backend.secrets(of: indices.map { references[$0].item })) {
+                result[index] = secret
             }
-            return try? backend?.secret(of: reference.item)
         }
+        return result
     }
 
     public func update(_ reference: ItemReference, with changes: ItemChanges) throws(CofferError) {

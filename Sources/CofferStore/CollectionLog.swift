@@ -31,8 +31,9 @@ struct CollectionLog {
     /// at unlock and before compaction makes them permanent.
     private(set) var controlRecordOffsets: [Int] = []
 
-    /// Parses a whole file image. A torn tail is left out of `validEnd` (the caller warns and
-    /// truncates it on its next write); any other damage throws `storeCorrupt`.
+    /// Parses a whole file image. Reserved space (zeros after the last record) is dropped from
+    /// the image; a torn tail is left out of `validEnd` (the caller warns and truncates it on
+    /// its next write); any other damage throws `storeCorrupt`.
     init(file: String, bytes: [UInt8]) throws(CofferError) {
         self.file = file
         self.bytes = bytes
@@ -105,6 +106,10 @@ struct CollectionLog {
         var batch: [RecordFrame] = []
         var lastSequence = nextSequence - 1
         while offset < end {
+            if Self.isReservedSpace(bytes, from: offset, end: end) {
+                bytes.removeLast(end - offset)
+                return
+            }
             switch RecordFrame.parse(bytes, at: offset, end: end) {
             case .incomplete:
                 if committedBatchFollows(from: offset + 1, end: end) {
@@ -132,6 +137,11 @@ struct CollectionLog {
                 }
             }
         }
+    }
+
+    /// Whether `from..<end` is the zero-filled space a writer reserved past the last record.
+    static func isReservedSpace(_ bytes: [UInt8], from start: Int, end: Int) -> Bool {
+        bytes[start..<end].allSatisfy { $0 == 0 }
     }
 
     /// Whether an intact record that ends a batch starts anywhere in `from..<end`. If one does,

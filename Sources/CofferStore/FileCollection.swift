@@ -11,9 +11,13 @@ import Glibc
 ///   does not grow with the number of items; superseded records are reclaimed by compaction
 ///   (a rewrite to a temporary file, fsync, rename, directory fsync) once they outweigh the
 ///   live ones, which keeps the amortized cost of a change constant.
+/// - The file grows in zero-filled steps (see `reservedSize(for:)`) and records are written
+///   into that reserved space: the file's size then stays the same, so `fdatasync` has only
+///   the data to write, not the inode too. Zeros after the last record are free space.
 /// - Other processes may write the same file: writers hold an exclusive `flock` on the
-///   collection's lock file and first read what others appended; readers notice a changed
-///   file (inode or size) and re-read under a shared lock.
+///   collection's lock file and first read what others appended; readers learn from the
+///   `DirectoryWatch` that the file changed, then look (inode, size, whether a record follows
+///   the last one they know) and re-read under a shared lock.
 /// - The data key lives in secure memory while unlocked. Decrypted labels and attributes are
 ///   cached then; secrets are decrypted on demand only.
 public final class FileCollection: CollectionBackend, @unchecked Sendable {
@@ -23,6 +27,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     /// Argon2id parameters for a password change (new collections get them at creation).
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
+    private let watch: DirectoryWatch
+    private let fileName: String
 
     private struct State {
         var log: CollectionLog
@@ -33,19 +39,23 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var hasher: AttributeHasher
         var dataKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
-        var recentCheck = RecentCheck()
+        /// What the directory watch had reported when this state was last brought up to date.
+        var mark: DirectoryWatch.Mark
     }
 
     private let state: Locked<State>
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
-    init(id: CollectionID, directory: String, kdf: Argon2Parameters,
+    init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
          warn: @escaping @Sendable (String) -> Void) throws(CofferError) {
         self.id = id
         self.directory = directory
         self.kdf = kdf
         self.path = FileStore.storePath(directory, id)
+        self.fileName = FileStore.storeName(id)
         self.warn = warn
+        self.watch = watch
+        let mark = watch.mark()
         let lockFile = try PosixFile(path: FileStore.lockPath(directory, id), create: true)
         try lockFile.lock(.shared)
         defer { lockFile.unlock() }
@@ -55,11 +65,11 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             warn("\(path): ignoring \(log.tornBytes) bytes of an unfinished write at the end; they will be removed on the next change")
         }
         state = Locked(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
-                             hasher: try AttributeHasher(lookupKey: log.header.lookupKey)))
+                             hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark))
     }
 
     /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
-    static func create(id: CollectionID, directory: String, label: String, password: SecureBytes,
+    static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
                        kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
         let dataKey = try DataKey(try wrap { try Random.secureBytes(AESGCM.keyLength) })
@@ -83,7 +93,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             try? PosixFile.remove(temporary)
             throw error
         }
-        let collection = try FileCollection(id: id, directory: directory, kdf: kdf, warn: warn)
+        let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn)
         collection.state.withLock { $0.dataKey = dataKey }
         return collection
     }
@@ -134,6 +144,12 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try withFreshState { s throws(CofferError) in
             try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s))
         }
+    }
+
+    public func secrets(of items: [ItemID]) -> [Secret?] {
+        (try? withFreshState { s throws(CofferError) in
+            items.map { item in try? ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)) }
+        }) ?? Array(repeating: nil, count: items.count)
     }
 
     // MARK: Writing
@@ -264,18 +280,23 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 s.observedSize = s.log.validEnd
                 warn("\(path): removed an unfinished write at the end of the file")
             }
-            return try body(&s)
+            let result = try body(&s)
+            // Still holding the exclusive lock, the only changes queued are this process's own.
+            _ = watch.changed(fileName, since: &s.mark)
+            return result
         }
     }
 
     private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
-        if !holdingLock && s.recentCheck.isFresh { return }
+        // The mark moves before looking, so that a change made while looking is reported again.
+        let reported = watch.changed(fileName, since: &s.mark)
+        if !holdingLock && !reported { return }
         guard let (identity, size) = try PosixFile.identity(of: path) else {
-            s.recentCheck.forget()
             throw .collectionNotFound(id.rawValue)
         }
-        s.recentCheck.checked()
-        guard identity != s.identity || size != s.observedSize else { return }
+        if identity == s.identity && size == s.observedSize && s.log.tornBytes == 0 {
+            guard try s.file.holdsData(at: s.log.validEnd, before: size) else { return }
+        }
         if !holdingLock { try s.lockFile.lock(.shared) }
         defer { if !holdingLock { s.lockFile.unlock() } }
         let (nowIdentity, nowSize) = try PosixFile.identity(of: path) ?? (identity, size)
@@ -301,16 +322,36 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     /// nothing half-written stays behind, and leaves the state as it was.
     private func append(_ frames: [UInt8], to s: inout State) throws(CofferError) {
         let start = s.log.validEnd
-        do throws(CofferError) {
-            try s.file.write(frames, at: start)
-            try s.file.sync()
-        } catch {
-            try? s.file.truncate(to: start)
-            try? s.file.sync()
-            throw error
+        let end = start + frames.count
+        // Past the reserved space the file grows by a zero-filled step in the same write; if
+        // that does not fit (a full disk), the records alone are tried.
+        var attempts = [(frames, max(end, s.observedSize))]
+        if end > s.observedSize {
+            let size = Self.reservedSize(for: end)
+            attempts.insert((frames + [UInt8](repeating: 0, count: size - end), size), at: 0)
         }
-        try s.log.append(frames)
-        s.observedSize = start + frames.count
+        for (index, (image, size)) in attempts.enumerated() {
+            do throws(CofferError) {
+                try s.file.write(image, at: start)
+                try s.file.sync()
+                try s.log.append(frames)
+                s.observedSize = size
+                return
+            } catch {
+                // Nothing of the failed write may stay: cut the file back to the last batch.
+                try? s.file.truncate(to: start)
+                try? s.file.sync()
+                s.observedSize = (try? s.file.status().size) ?? -1
+                if index == attempts.count - 1 { throw error }
+            }
+        }
+    }
+
+    /// The file size to grow to when records end at `end`: an eighth more (16 KiB to 256 KiB),
+    /// rounded up to whole 4 KiB blocks.
+    static func reservedSize(for end: Int) -> Int {
+        let reserve = min(max(end / 8, 16 << 10), 256 << 10)
+        return (end + reserve + 4095) & ~4095
     }
 
     /// Compacts once superseded records outweigh live ones. The change that triggered it is

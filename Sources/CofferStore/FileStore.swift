@@ -12,12 +12,15 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     public let directory: String
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
-    private let listing = Locked<Listing?>(nil)
+    private let watch: DirectoryWatch
+    private let cache: Locked<Cache>
 
-    /// The collection ids as last read.
-    private struct Listing {
-        var ids: [CollectionID]
-        var recentCheck = RecentCheck()
+    /// The collection ids and aliases as last read, kept until the watch reports a change.
+    private struct Cache {
+        var ids: [CollectionID]?
+        var idsMark = DirectoryWatch.Mark()
+        var aliases: [String: CollectionID]?
+        var aliasesMark = DirectoryWatch.Mark()
     }
 
     static let storeExtension = ".coffer"
@@ -33,28 +36,41 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
 
     /// Opens (creating if needed, mode 0700) the store directory. `kdf` is used for new
     /// collections and password changes; `warn` receives recoverable problems (a torn tail).
-    public init(directory: String, kdf: Argon2Parameters = .default,
+    /// With `watchChanges` (the default) inotify tells when other processes changed a file;
+    /// without it every read looks at the files, which also sees changes inotify cannot report
+    /// (made by another machine on a network file system).
+    public init(directory: String, kdf: Argon2Parameters = .default, watchChanges: Bool = true,
                 warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) throws(CofferError) {
         self.directory = directory
         self.kdf = kdf
         self.warn = warn
         try Self.makeDirectory(directory)
+        watch = DirectoryWatch(directory: watchChanges ? directory : nil) {
+            $0.hasSuffix(Self.storeExtension) || $0 == Self.aliasName
+        }
+        cache = Locked(Cache())
     }
 
     public static let warnOnStandardError: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("coffer: warning: \(message)\n".utf8))
     }
 
-    static func storePath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue)\(storeExtension)" }
+    static func storeName(_ id: CollectionID) -> String { id.rawValue + storeExtension }
+    static func storePath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(storeName(id))" }
     static func lockPath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue).lock" }
-    private var aliasPath: String { "\(directory)/aliases" }
+    private static let aliasName = "aliases"
+    private var aliasPath: String { "\(directory)/\(Self.aliasName)" }
 
     // MARK: CollectionProvider
 
-    /// Re-read at most every `RecentCheck.window`: a directory's modification time ticks too
-    /// coarsely to tell two changes apart, so it is not trusted.
+    /// Re-read only when the directory watch reports a change (a directory's modification
+    /// time ticks too coarsely to tell two changes apart, so it is not trusted).
     public func collectionIDs() throws(CofferError) -> [CollectionID] {
-        if let fresh = listing.withLock({ $0?.recentCheck.isFresh == true ? $0?.ids : nil }) { return fresh }
+        let cached = cache.withLock { c in
+            c.ids != nil && watch.changed(DirectoryWatch.listing, since: &c.idsMark) ? nil : c.ids
+        }
+        if let cached { return cached }
+        let mark = watch.mark()
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -65,20 +81,21 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
             guard name.hasSuffix(Self.storeExtension) else { return nil }
             return CollectionID(String(name.dropLast(Self.storeExtension.count)))
         }.sorted()
-        var fresh = Listing(ids: ids)
-        fresh.recentCheck.checked()
-        listing.withLock { $0 = fresh }
+        cache.withLock { c in
+            c.ids = ids
+            c.idsMark = mark
+        }
         return ids
     }
 
     public func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
-        try FileCollection(id: id, directory: directory, kdf: kdf, warn: warn)
+        try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn)
     }
 
     public func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend {
-        let collection = try FileCollection.create(id: id, directory: directory, label: label, password: password,
-                                                   kdf: kdf, warn: warn)
-        listing.withLock { $0 = nil }
+        let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label,
+                                                   password: password, kdf: kdf, warn: warn)
+        cache.withLock { $0.ids = nil }
         return collection
     }
 
@@ -93,10 +110,25 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         }
         try PosixFile.remove(Self.storePath(directory, id))
         try PosixFile.syncDirectory(directory)
-        listing.withLock { $0 = nil }
+        cache.withLock { $0.ids = nil }
     }
 
+    /// Re-read only when the directory watch reports a change.
     public func aliases() throws(CofferError) -> [String: CollectionID] {
+        let cached = cache.withLock { c in
+            c.aliases != nil && watch.changed(Self.aliasName, since: &c.aliasesMark) ? nil : c.aliases
+        }
+        if let cached { return cached }
+        let mark = watch.mark()
+        let table = readAliases()
+        cache.withLock { c in
+            c.aliases = table
+            c.aliasesMark = mark
+        }
+        return table
+    }
+
+    private func readAliases() -> [String: CollectionID] {
         guard let data = FileManager.default.contents(atPath: aliasPath) else { return [:] }
         var table: [String: CollectionID] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
@@ -112,7 +144,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         let lock = try PosixFile(path: "\(directory)/aliases.lock", create: true)
         try lock.lock(.exclusive)
         defer { lock.unlock() }
-        var table = try aliases()
+        var table = readAliases()
         table[name] = collection
         let text = table.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.rawValue)\n" }.joined()
         let temporary = "\(aliasPath).new-\(getpid())"
@@ -122,6 +154,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         try file.sync()
         try PosixFile.rename(temporary, to: aliasPath)
         try PosixFile.syncDirectory(directory)
+        cache.withLock { $0.aliases = nil }
     }
 
     // MARK: Directory

@@ -62,6 +62,14 @@ final class PosixFile {
         return result
     }
 
+    /// Whether a record may start at `offset`: the file has bytes there before `size` and they
+    /// are not the zeros of reserved space (a record's length word is never zero).
+    func holdsData(at offset: Int, before size: Int) throws(CofferError) -> Bool {
+        guard offset < size else { return false }
+        let word = try read(at: offset, count: min(4, size - offset))
+        return word.count < 4 || word.contains { $0 != 0 }
+    }
+
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: [UInt8], at offset: Int) throws(CofferError) {
         var pending = bytes

@@ -21,7 +21,7 @@ import Testing
 
     @Test func flippedByteInACommittedRecordIsReportedAndNothingIsOverwritten() throws {
         let fixture = try populated()
-        var bytes = try fixture.bytes("work")
+        var bytes = try fixture.records("work")
         let middle = bytes.count / 2
         bytes[middle] ^= 0x40
         try fixture.write(bytes, to: "work")
@@ -58,7 +58,7 @@ import Testing
     @Test(arguments: [UInt32(0x00FF_FFFF), UInt32(0x7FFF_FFFF), UInt32(40)])
     func damagedLengthInsideCommittedDataIsCorrupt(length: UInt32) throws {
         let fixture = try populated()
-        var bytes = try fixture.bytes("work")
+        var bytes = try fixture.records("work")
         let (previous, _) = try lastTwoRecordStarts(bytes)
         for i in 0..<4 { bytes[previous + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
         try fixture.write(bytes, to: "work")
@@ -78,7 +78,7 @@ import Testing
     /// refused before any key derivation runs.
     @Test func headerWithAbsurdKeyDerivationParametersIsRefused() throws {
         let fixture = try populated()
-        var bytes = try fixture.bytes("work")
+        var bytes = try fixture.records("work")
         // magic 8, version 2, uuid 16, created 8, kdf 1, t 4: m (KiB) starts at byte 39.
         for i in 0..<4 { bytes[39 + i] = 0xFF }
         let crc = Digest.crc32(bytes[0..<183])
@@ -110,7 +110,7 @@ import Testing
         u32(Digest.crc32(body[...]), into: &body)
         var frame: [UInt8] = []
         u32(UInt32(body.count), into: &frame)
-        try fixture.write(try fixture.bytes("work") + frame + body, to: "work")
+        try fixture.write(try fixture.records("work") + frame + body, to: "work")
 
         let keychain = try fixture.keychain()
         #expect(try keychain.search(Query(collection: work)).count == 2, "while locked, only the checksum speaks")
@@ -125,7 +125,7 @@ import Testing
 
     @Test func damagedHeaderIsCorruptNotAWrongPassword() throws {
         let fixture = try populated()
-        var bytes = try fixture.bytes("work")
+        var bytes = try fixture.records("work")
         bytes[30] ^= 0x01
         try fixture.write(bytes, to: "work")
         #expect(throws: CofferError.self) { try fixture.keychain().info(work) }
@@ -139,7 +139,7 @@ import Testing
 
     @Test func truncatedTailIsDroppedWithAWarningAndRemovedOnTheNextWrite() throws {
         let fixture = try populated()
-        let full = try fixture.bytes("work")
+        let full = try fixture.records("work")
         try fixture.write(Array(full.dropLast(7)), to: "work")
 
         let keychain = try fixture.keychain()
@@ -166,7 +166,7 @@ import Testing
         // Someone who can write the file changes a record and fixes its CRC: the checksum no
         // longer helps, but the record's authentication tag does.
         let fixture = try populated()
-        var bytes = try fixture.bytes("work")
+        var bytes = try fixture.records("work")
         let end = bytes.count
         func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
         let lastFrame = try #require((0..<end - 8).reversed().first { p in

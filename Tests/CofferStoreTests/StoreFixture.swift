@@ -14,16 +14,22 @@ final class StoreFixture {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    func store() throws -> FileStore {
+    func store(watchChanges: Bool = true) throws -> FileStore {
         let log = warnings
-        return try FileStore(directory: directory, kdf: .testing, warn: { log.append($0) })
+        return try FileStore(directory: directory, kdf: .testing, watchChanges: watchChanges, warn: { log.append($0) })
     }
 
-    func keychain() throws -> Keychain { Keychain(provider: try store()) }
+    func keychain(watchChanges: Bool = true) throws -> Keychain { Keychain(provider: try store(watchChanges: watchChanges)) }
 
     func path(_ collection: String) -> String { "\(directory)/\(collection).coffer" }
 
     func bytes(_ collection: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(collection)))) }
+
+    /// The file without the zero-filled space reserved after its last record.
+    func records(_ collection: String) throws -> [UInt8] {
+        let all = try bytes(collection)
+        return Array(all[..<((all.lastIndex { $0 != 0 } ?? -1) + 1)])
+    }
 
     func write(_ bytes: [UInt8], to collection: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path(collection)))
