@@ -4,7 +4,9 @@
 // Each provider runs on its own private dbus-daemon with a fresh data directory, unlocked
 // with --unlock. A client (DBusKit, with a dh-ietf1024 session as libsecret uses) fills the
 // default collection to N items with CreateItem, then times single calls and reports medians
-// (µs), the provider's RSS, and the ratio gnome-keyring / Coffer. Run a release build:
+// (µs), the CPU time the provider and the bus daemon spent per call (from
+// /proc/PID/task/*/schedstat), the provider's RSS, and the ratio gnome-keyring / Coffer. Run a
+// release build:
 //
 //   swift build -c release && .build/release/coffer-bus-bench [--sizes 1000,10000] [--samples 100]
 import CofferCrypto
@@ -104,14 +106,39 @@ func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
     return times[times.count / 2]
 }
 
+/// Nanoseconds every thread of `pid` has spent on a CPU.
+func cpuNanoseconds(_ pid: pid_t) -> Double {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.reduce(0) { total, task in
+        let line = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+        return total + (Double(line.split(separator: " ").first ?? "") ?? 0)
+    }
+}
+
+/// Medians of one operation: wall time per call, and CPU time per call of the processes watched.
+struct Timing {
+    var wall: Double
+    var cpu: [Double]
+}
+
+/// Runs `body` `samples` times; the median wall time and the mean CPU time per call that each
+/// of `pids` spent meanwhile (µs).
+func timed(_ samples: Int, watching pids: [pid_t], _ body: (Int) throws -> Void) rethrows -> Timing {
+    let before = pids.map(cpuNanoseconds)
+    let wall = try median(samples, body)
+    let after = pids.map(cpuNanoseconds)
+    return Timing(wall: wall, cpu: zip(before, after).map { ($1 - $0) / 1000 / Double(samples) })
+}
+
 func residentKiB(_ pid: pid_t) -> Double {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
     return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
 }
 
-/// Medians per operation for one provider at one size, or nil when it could not be measured.
-func measure(_ provider: Provider, size: Int, options: Options) throws -> [String: Double]? {
+/// Medians per operation for one provider at one size (wall, provider CPU and bus CPU per
+/// call), or nil when it could not be measured.
+func measure(_ provider: Provider, size: Int, options: Options) throws -> [String: Timing]? {
     let bus = try PrivateBus()
     defer { bus.stop() }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-\(UUID().uuidString)").path
@@ -143,40 +170,41 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
         }
     }
     let samples = options.samples
-    var result: [String: Double] = [:]
-    result["fill: seconds for all CreateItem"] = Date().timeIntervalSince(started) * 1e6
+    let pids = [daemon.pid, bus.pid]
+    var result: [String: Timing] = [:]
+    result["fill: seconds for all CreateItem"] = Timing(wall: Date().timeIntervalSince(started) * 1e6, cpu: [])
     var created: [ObjectPath] = []
-    result["CreateItem"] = try median(samples) { i in created.append(try client.createItem(size + i, label: "New")) }
-    result["SearchItems hit"] = try median(samples) { i in
+    result["CreateItem"] = try timed(samples, watching: pids) { i in created.append(try client.createItem(size + i, label: "New")) }
+    result["SearchItems hit"] = try timed(samples, watching: pids) { i in
         let found = try client.search("user\((i * 7919) % size)")
         precondition(found.count == 1)
     }
-    result["SearchItems miss"] = try median(samples) { i in
+    result["SearchItems miss"] = try timed(samples, watching: pids) { i in
         let found = try client.search("nobody\(i)")
         precondition(found.isEmpty)
     }
-    result["Peer.Ping"] = try median(samples) { _ in _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping") }
+    result["Peer.Ping"] = try timed(samples, watching: pids) { _ in _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping") }
     let paths = try (0..<100).map { try client.search("user\($0 * (size / 100))")[0] }
-    result["GetSecrets, 1 item"] = try median(samples) { i in
+    result["GetSecrets, 1 item"] = try timed(samples, watching: pids) { i in
         _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray([paths[i % 100]]), .objectPath(client.session)])
     }
-    result["GetSecrets, 100 items"] = try median(max(10, samples / 4)) { _ in
+    result["GetSecrets, 100 items"] = try timed(max(10, samples / 4), watching: pids) { _ in
         _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray(paths), .objectPath(client.session)])
     }
-    result["SetSecret"] = try median(samples) { i in
+    result["SetSecret"] = try timed(samples, watching: pids) { i in
         _ = try client.call(paths[i % 100], "org.freedesktop.Secret.Item", "SetSecret", [try client.secret("changed-\(i)")])
     }
-    result["Delete"] = try median(samples) { i in
+    result["Delete"] = try timed(samples, watching: pids) { i in
         _ = try client.call(created[i], "org.freedesktop.Secret.Item", "Delete")
     }
     if let tool = Executables.inPath("secret-tool") {
-        result["secret-tool lookup (process)"] = try median(10) { i in
+        result["secret-tool lookup (process)"] = try timed(10, watching: pids) { i in
             let lookup = try ChildProcess(tool, arguments: ["lookup", "service", "bench.example.org", "account", "user\(i)"],
                                           environment: environment)
             precondition(!lookup.wait(timeout: 30).stdout.isEmpty)
         }
     }
-    result["daemon RSS (KiB)"] = residentKiB(daemon.pid)
+    result["daemon RSS (KiB)"] = Timing(wall: residentKiB(daemon.pid), cpu: [])
     return result
 }
 
@@ -196,7 +224,7 @@ if let keyring = Executables.inPath("gnome-keyring-daemon") {
     })
 }
 
-var table: [String: [String: Double]] = [:]   // "provider N" -> operation -> µs
+var table: [String: [String: Timing]] = [:]   // "provider N" -> operation -> µs
 var order: [String] = []
 for provider in providers {
     for size in provider.name == "coffer" ? options.sizes : (options.keyringSizes ?? options.sizes) {
@@ -215,28 +243,38 @@ for provider in providers {
 
 let operations = ["CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Ping", "GetSecrets, 1 item", "GetSecrets, 100 items",
                   "SetSecret", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "fill: seconds for all CreateItem"]
-var header = ["median µs"] + order
 let keyringMeasured = Set(order.filter { $0.hasPrefix("gnome-keyring") && !(table[$0] ?? [:]).isEmpty }
     .compactMap { Int($0.split(separator: "=").last ?? "") })
 let largest = options.sizes.filter(keyringMeasured.contains).max() ?? 0
 let ratioColumn = largest > 0 ? "gnome-keyring / coffer at N=\(largest)" : nil
-if let ratioColumn { header.append(ratioColumn) }
-var lines = [header]
-for operation in operations {
-    var line = [operation]
-    for column in order {
-        guard var value = table[column]?[operation] else { line.append("—"); continue }
-        if operation.hasPrefix("fill") { value /= 1e6 }
-        line.append(String(format: value >= 100 ? "%.0f" : "%.1f", value))
+
+/// Prints one table: `title` over the operations, one column per provider and size.
+@MainActor func printTable(_ title: String, operations: [String], _ value: (Timing) -> Double?) {
+    var header = [title] + order
+    if let ratioColumn { header.append(ratioColumn) }
+    var lines = [header]
+    for operation in operations {
+        var line = [operation]
+        for column in order {
+            guard let timing = table[column]?[operation], var number = value(timing) else { line.append("—"); continue }
+            if operation.hasPrefix("fill") { number /= 1e6 }
+            line.append(String(format: number >= 100 ? "%.0f" : "%.1f", number))
+        }
+        if ratioColumn != nil {
+            let ours = table["coffer N=\(largest)"]?[operation].flatMap(value)
+            let theirs = table["gnome-keyring N=\(largest)"]?[operation].flatMap(value)
+            line.append(ours.flatMap { o in theirs.map { String(format: "%.1f×", $0 / max(o, 0.001)) } } ?? "—")
+        }
+        lines.append(line)
     }
-    if ratioColumn != nil {
-        let ours = table["coffer N=\(largest)"]?[operation]
-        let theirs = table["gnome-keyring N=\(largest)"]?[operation]
-        line.append(ours.flatMap { o in theirs.map { String(format: "%.1f×", $0 / max(o, 0.001)) } } ?? "—")
+    let widths = header.indices.map { i in lines.map { i < $0.count ? $0[i].count : 0 }.max() ?? 0 }
+    for line in lines {
+        print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
     }
-    lines.append(line)
+    print("")
 }
-let widths = header.indices.map { i in lines.map { i < $0.count ? $0[i].count : 0 }.max() ?? 0 }
-for line in lines {
-    print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
-}
+
+printTable("median µs", operations: operations) { $0.wall }
+let calls = Array(operations.prefix(8))
+printTable("provider CPU µs per call", operations: calls) { $0.cpu.first }
+printTable("dbus-daemon CPU µs per call", operations: calls) { $0.cpu.count > 1 ? $0.cpu[1] : nil }

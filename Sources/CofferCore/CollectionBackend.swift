@@ -30,6 +30,18 @@ public enum ItemChange: Sendable {
     case remove(ItemID)
 }
 
+/// The item one change of a commit touched, and whether that change created it.
+public struct ChangedItem: Equatable, Sendable {
+    public let id: ItemID
+    /// False when an update, a removal, or an insert that replaced an existing item.
+    public let isNew: Bool
+
+    public init(id: ItemID, isNew: Bool) {
+        self.id = id
+        self.isNew = isNew
+    }
+}
+
 /// The storage of one collection: the in-memory `session` collection, or an encrypted file.
 ///
 /// Implementations are thread-safe. Searching by attributes works while locked (through an
@@ -50,9 +62,9 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// The secrets of `items` in order, nil for any that is missing or cannot be read: one
     /// look at what other processes changed for the whole batch.
     func secrets(of items: [ItemID]) -> [Secret?]
-    /// Applies `changes` all or nothing and returns, in order, the id each change touched.
+    /// Applies `changes` all or nothing and returns, in order, the item each change touched.
     /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
-    func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID]
+    func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem]
     var isLocked: Bool { get }
     func lock()
     /// Unlocks with `password`; `authenticationFailed` if it is wrong. Does the slow key

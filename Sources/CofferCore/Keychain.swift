@@ -133,12 +133,18 @@ public final class Keychain: Sendable {
     @discardableResult
     public func add(_ item: NewItem, to collection: CollectionID? = nil,
                     onDuplicate policy: DuplicatePolicy = .fail) throws(CofferError) -> ItemReference {
+        try insert(item, into: collection, onDuplicate: policy).reference
+    }
+
+    /// Adds `item` as `add` does, and tells whether it is new or replaced an existing item.
+    public func insert(_ item: NewItem, into collection: CollectionID?,
+                       onDuplicate policy: DuplicatePolicy) throws(CofferError) -> (reference: ItemReference, isNew: Bool) {
         try item.validate()
         let target = if let collection { collection } else { try defaultCollection() }
         let backend = try self.collection(target)
         guard !backend.isLocked else { throw .locked(backend.id.rawValue) }
-        let ids = try backend.commit([.insert(item, onDuplicate: policy)])
-        return ItemReference(collection: backend.id, item: ids[0])
+        let changed = try backend.commit([.insert(item, onDuplicate: policy)])[0]
+        return (ItemReference(collection: backend.id, item: changed.id), changed.isNew)
     }
 
     /// Every match of `query` (or the first, with `.one`); unlocked collections are searched

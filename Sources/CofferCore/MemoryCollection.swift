@@ -72,7 +72,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID] {
+    public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem] {
         try state.withLock { s throws(CofferError) in
             for change in changes {
                 switch change {
@@ -83,7 +83,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                 }
             }
             let now = Clock.now()
-            var touched: [ItemID] = []
+            var touched: [ChangedItem] = []
             for change in changes {
                 switch change {
                 case .insert(let new, let policy):
@@ -91,7 +91,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                     if case .overwrite(let id) = try policy.resolve(existing: existing) {
                         let changes = ItemChanges(label: new.label, attributes: new.attributes, secret: new.secret)
                         Self.apply(changes, to: id, in: &s, at: now)
-                        touched.append(id)
+                        touched.append(ChangedItem(id: id, isNew: false))
                         continue
                     }
                     let id = s.nextID
@@ -100,14 +100,14 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                                                 contentType: new.secret.contentType, created: now, modified: now)
                     s.items[id] = Entry(metadata: metadata, secret: new.secret)
                     s.index.insert(id, terms: Self.termList(new.attributes))
-                    touched.append(id)
+                    touched.append(ChangedItem(id: id, isNew: true))
                 case .update(let id, let changes):
                     Self.apply(changes, to: id, in: &s, at: now)
-                    touched.append(id)
+                    touched.append(ChangedItem(id: id, isNew: false))
                 case .remove(let id):
                     s.items[id] = nil
                     s.index.remove(id)
-                    touched.append(id)
+                    touched.append(ChangedItem(id: id, isNew: false))
                 }
             }
             if !changes.isEmpty { s.modified = now }

@@ -166,7 +166,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ItemID] {
+    public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem] {
         guard !changes.isEmpty else { return [] }
         return try withWriteLock { s throws(CofferError) in
             let key = try key(of: s)
@@ -174,9 +174,10 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             var nextID = s.log.nextItemID
             var sequence = s.log.nextSequence
             var batch: [UInt8] = []
-            var touched: [ItemID] = []
+            var touched: [ChangedItem] = []
             for (position, change) in changes.enumerated() {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
+                var isNew = false
                 switch change {
                 case .insert(let new, let policy):
                     let existing = s.log.index.items(withExactly: s.hasher.terms(new.attributes))
@@ -184,6 +185,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                     case .insert:
                         item = nextID
                         nextID += 1
+                        isNew = true
                         metadata = ItemMetadata(label: new.label, attributes: new.attributes,
                                                 contentType: new.secret.contentType, created: now, modified: now)
                         secret = new.secret.bytes
@@ -211,10 +213,10 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                                                     publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
                 }
                 sequence += 1
-                touched.append(item)
+                touched.append(ChangedItem(id: item, isNew: isNew))
             }
             try append(batch, to: &s)
-            for item in touched { s.metadataCache[item] = nil }
+            for item in touched { s.metadataCache[item.id] = nil }
             compactIfWorthIt(&s)
             return touched
         }
@@ -289,8 +291,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
         // The mark moves before looking, so that a change made while looking is reported again.
-        let reported = watch.changed(fileName, since: &s.mark)
-        if !holdingLock && !reported { return }
+        // A writer's events are queued before it releases its lock, so the answer is exact for
+        // a caller that has just taken the lock too.
+        guard watch.changed(fileName, since: &s.mark) else { return }
         guard let (identity, size) = try PosixFile.identity(of: path) else {
             throw .collectionNotFound(id.rawValue)
         }

@@ -57,13 +57,13 @@ final class EventLoop: @unchecked Sendable {
         }, { watch, data in
             EventLoop.from(data).io.withLock { _ = $0.watches.remove(watch!) }
         }, { _, data in
-            EventLoop.from(data).wake()
+            EventLoop.from(data).wakeFromElsewhere()
         }, me, nil)
         let ok2 = dbus_connection_set_timeout_functions(connection, { timeout, data in
             let loop = EventLoop.from(data)
             let deadline = EventLoop.now() + UInt64(max(0, dbus_timeout_get_interval(timeout)))
             loop.io.withLock { $0.timeouts[timeout!] = TimeoutEntry(deadline: deadline) }
-            loop.wake()
+            loop.wakeFromElsewhere()
             return 1
         }, { timeout, data in
             EventLoop.from(data).io.withLock { _ = $0.timeouts.removeValue(forKey: timeout!) }
@@ -71,15 +71,12 @@ final class EventLoop: @unchecked Sendable {
             let loop = EventLoop.from(data)
             let deadline = EventLoop.now() + UInt64(max(0, dbus_timeout_get_interval(timeout)))
             loop.io.withLock { $0.timeouts[timeout!] = TimeoutEntry(deadline: deadline) }
-            loop.wake()
+            loop.wakeFromElsewhere()
         }, me, nil)
         precondition(ok1 != 0 && ok2 != 0, "libdbus: out of memory")
-        dbus_connection_set_wakeup_main_function(connection, { data in EventLoop.from(data).wake() }, me, nil)
-        // On the loop thread the status is read again at the top of the next iteration, so a
-        // wake-up there would only cost a write and an extra poll cycle per message.
+        dbus_connection_set_wakeup_main_function(connection, { data in EventLoop.from(data).wakeFromElsewhere() }, me, nil)
         dbus_connection_set_dispatch_status_function(connection, { _, _, data in
-            let loop = EventLoop.from(data)
-            if !loop.isOnLoopThread { loop.wake() }
+            EventLoop.from(data).wakeFromElsewhere()
         }, me, nil)
     }
 
@@ -109,10 +106,17 @@ final class EventLoop: @unchecked Sendable {
         _ = write(wakeWriteFD, &byte, 1)   // a full pipe already means "wake up"
     }
 
+    /// Wakes the loop unless the caller is the loop itself: between two polls the loop reads
+    /// watches, dispatch status and posted work afresh, so a wake-up from its own thread would
+    /// only cost a write, a read and an extra poll cycle (several per message).
+    func wakeFromElsewhere() {
+        if !isOnLoopThread { wake() }
+    }
+
     /// Queues `work` for the loop thread; it runs on the next iteration (or when `run` starts).
     func post(_ work: @escaping @Sendable () -> Void) {
         shared.withLock { $0.posted.append(work) }
-        wake()
+        wakeFromElsewhere()
     }
 
     /// Queues `work` only if a loop is running; returns false otherwise (the caller then does

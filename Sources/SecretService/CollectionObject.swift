@@ -56,14 +56,13 @@ struct CollectionObject: DBusObject {
         if let type = try Self.unwrap(properties[Self.typeKey], as: \.string, "a string"), attributes[ItemClass.schemaAttribute] == nil {
             attributes[ItemClass.schemaAttribute] = type
         }
-        guard try !server.keychain.info(id).isLocked else {
+        guard try !server.keychain.collection(id).isLocked else {
             throw SecretError.isLocked("Cannot create an item in a locked collection")
         }
         let secret = try server.secret(from: value, for: caller)
-        let existed = try server.keychain.collection(id).itemIDs(withExactly: attributes)
-        let reference = try server.keychain.add(NewItem(label: label, attributes: attributes, secret: secret), to: id,
-                                                onDuplicate: replace ? .replace : .allow)
-        server.itemsChanged(in: id, replace && existed.contains(reference.item) ? "ItemChanged" : "ItemCreated", reference)
+        let (reference, isNew) = try server.keychain.insert(NewItem(label: label, attributes: attributes, secret: secret),
+                                                            into: id, onDuplicate: replace ? .replace : .allow)
+        server.itemsChanged(in: id, isNew ? "ItemCreated" : "ItemChanged", reference)
         return [.objectPath(SecretPath.item(reference)), .objectPath(SecretPath.none)]
     }
 

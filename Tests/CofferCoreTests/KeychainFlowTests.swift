@@ -45,6 +45,19 @@ import Testing
         #expect(try keychain.search(Query(attributes: attributes)).isEmpty)
     }
 
+    @Test func insertTellsNewFromReplaced() throws {
+        let attributes = ["service": "git", "account": "me"]
+        let first = try keychain.insert(NewItem(label: "Git", attributes: attributes, secret: secret("one")),
+                                        into: .session, onDuplicate: .replace)
+        #expect(first.isNew)
+        let again = try keychain.insert(NewItem(label: "Git", attributes: attributes, secret: secret("two")),
+                                        into: .session, onDuplicate: .replace)
+        #expect(!again.isNew && again.reference == first.reference)
+        let second = try keychain.insert(NewItem(label: "Git", attributes: attributes, secret: secret("three")),
+                                         into: .session, onDuplicate: .allow)
+        #expect(second.isNew && second.reference != first.reference)
+    }
+
     @Test func allowAddsASecondItem() throws {
         let attributes = ["service": "web"]
         let a = try keychain.add(NewItem(label: "a", attributes: attributes, secret: secret("1")), to: .session)

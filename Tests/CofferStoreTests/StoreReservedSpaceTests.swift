@@ -19,6 +19,9 @@ import Testing
             try keychain.add(NewItem(label: "item \(n)", attributes: ["n": String(n)], secret: secret("s\(n)")), to: work)
         }
         #expect(try fixture.bytes("work").count == size, "a change inside the reserved space grew the file")
+        let replaced = try keychain.insert(NewItem(label: "again", attributes: ["n": "3"], secret: secret("r")),
+                                           into: work, onDuplicate: .replace)
+        #expect(!replaced.isNew)
         #expect(try fixture.records("work").count > recordsBefore)
 
         let reopened = try fixture.keychain()
