@@ -17,6 +17,7 @@ import Foundation
 let service = "org.freedesktop.secrets"
 let root: ObjectPath = "/org/freedesktop/secrets"
 let defaultCollection: ObjectPath = "/org/freedesktop/secrets/aliases/default"
+let sessionCollection: ObjectPath = "/org/freedesktop/secrets/collection/session"
 
 struct Options {
     var sizes = [1_000, 10_000]
@@ -25,6 +26,10 @@ struct Options {
     /// Sizes for gnome-keyring, whose every change rewrites its whole file: filling it is
     /// quadratic, so 10k items take over an hour. Default: the same as --sizes.
     var keyringSizes: [Int]?
+    /// Where gnome-keyring's items go: its `login` collection (the default), or its in-memory
+    /// `session` collection, which it never writes to disk, so that it can be filled to 10k
+    /// items to see how its searches and reads grow.
+    var keyringCollection = defaultCollection
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -34,11 +39,24 @@ struct Options {
             case "--samples": samples = Int(iterator.next() ?? "") ?? samples
             case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
             case "--keyring-sizes": keyringSizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
-            default:
-                print("usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000] [--samples 100] [--fill-budget SECONDS]")
-                exit(2)
+            case "--keyring-collection":
+                switch iterator.next() {
+                case "login": keyringCollection = defaultCollection
+                case "session": keyringCollection = sessionCollection
+                default: Self.usage()
+                }
+            default: Self.usage()
             }
         }
+        if (sizes + (keyringSizes ?? [])).contains(where: { $0 < 100 }) || samples < 1 { Self.usage() }
+    }
+
+    static func usage() -> Never {
+        print("""
+            usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000 (or '' for none)]
+                                    [--keyring-collection login|session] [--samples 100] [--fill-budget SECONDS]
+            """)
+        exit(2)
     }
 }
 
@@ -46,9 +64,11 @@ struct Options {
 struct Provider {
     let name: String
     let executable: String
-    let arguments: [String]
+    var arguments: [String]
     /// Extra environment given its data directory.
     let environment: (String) -> [String: String]
+    /// Where the items go.
+    var collection = defaultCollection
 }
 
 /// A client with a DH session to the provider.
@@ -57,7 +77,11 @@ final class Client {
     let session: ObjectPath
     let key: SecureBytes
 
-    init(address: String) throws {
+    /// The collection items are created in.
+    let collection: ObjectPath
+
+    init(address: String, collection: ObjectPath) throws {
+        self.collection = collection
         connection = try DBusConnection(address: address)
         let pair = try DHKeyPair()
         let reply = try connection.call(destination: service, path: root, interface: "org.freedesktop.Secret.Service",
@@ -83,7 +107,7 @@ final class Client {
             "org.freedesktop.Secret.Item.Label": .string("\(label) \(n)"),
             "org.freedesktop.Secret.Item.Attributes": .stringDictionary(["service": "bench.example.org", "account": "user\(n)"]),
         ]
-        let reply = try call(defaultCollection, "org.freedesktop.Secret.Collection", "CreateItem",
+        let reply = try call(collection, "org.freedesktop.Secret.Collection", "CreateItem",
                              [.variantDictionary(properties), try secret("secret-\(n)"), .boolean(true)])
         return reply[0].objectPath!
     }
@@ -160,7 +184,7 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
         }
         usleep(20_000)
     }
-    let client = try Client(address: bus.address)
+    let client = try Client(address: bus.address, collection: provider.collection)
     let started = Date()
     for n in 0..<size {
         try client.createItem(n)
@@ -218,10 +242,11 @@ if let cofferd = Executables.built("cofferd") {
     exit(1)
 }
 if let keyring = Executables.inPath("gnome-keyring-daemon") {
-    providers.append(Provider(name: "gnome-keyring", executable: keyring,
-                              arguments: ["--unlock", "--foreground", "--components=secrets"]) { directory in
+    let inSession = options.keyringCollection == sessionCollection
+    providers.append(Provider(name: inSession ? "gnome-keyring (session)" : "gnome-keyring", executable: keyring,
+                              arguments: ["--unlock", "--foreground", "--components=secrets"], environment: { directory in
         ["XDG_DATA_HOME": directory, "XDG_RUNTIME_DIR": directory, "HOME": directory, "XDG_CONFIG_HOME": directory]
-    })
+    }, collection: options.keyringCollection))
 }
 
 var table: [String: [String: Timing]] = [:]   // "provider N" -> operation -> µs
@@ -231,8 +256,7 @@ for provider in providers {
         var run = provider
         if run.name == "coffer" {
             let data = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-data-\(UUID().uuidString)").path
-            run = Provider(name: run.name, executable: run.executable,
-                           arguments: run.arguments.map { $0 == "DATA" ? data : $0 }, environment: run.environment)
+            run.arguments = run.arguments.map { $0 == "DATA" ? data : $0 }
         }
         let column = "\(provider.name) N=\(size)"
         order.append(column)
@@ -246,7 +270,8 @@ let operations = ["CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Pin
 let keyringMeasured = Set(order.filter { $0.hasPrefix("gnome-keyring") && !(table[$0] ?? [:]).isEmpty }
     .compactMap { Int($0.split(separator: "=").last ?? "") })
 let largest = options.sizes.filter(keyringMeasured.contains).max() ?? 0
-let ratioColumn = largest > 0 ? "gnome-keyring / coffer at N=\(largest)" : nil
+let keyringName = providers.last.map(\.name) ?? "gnome-keyring"
+let ratioColumn = largest > 0 ? "\(keyringName) / coffer at N=\(largest)" : nil
 
 /// Prints one table: `title` over the operations, one column per provider and size.
 @MainActor func printTable(_ title: String, operations: [String], _ value: (Timing) -> Double?) {
@@ -262,7 +287,7 @@ let ratioColumn = largest > 0 ? "gnome-keyring / coffer at N=\(largest)" : nil
         }
         if ratioColumn != nil {
             let ours = table["coffer N=\(largest)"]?[operation].flatMap(value)
-            let theirs = table["gnome-keyring N=\(largest)"]?[operation].flatMap(value)
+            let theirs = table["\(keyringName) N=\(largest)"]?[operation].flatMap(value)
             line.append(ours.flatMap { o in theirs.map { String(format: "%.1f×", $0 / max(o, 0.001)) } } ?? "—")
         }
         lines.append(line)
