@@ -264,11 +264,26 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                               changed: ["Collections": .objectPathArray(collectionPaths())])
     }
 
+    /// Announces a collection's new lock state, then its items' (as gnome-keyring does, so that
+    /// clients' cached item proxies see `Locked` change).
     func lockStateChanged(_ id: CollectionID) {
         let path = SecretPath.collection(id)
         let locked = (try? keychain.info(id).isLocked) ?? true
         emitPropertiesChanged(path, SecretInterface.collection, changed: ["Locked": .boolean(locked)])
         emit(SecretPath.service, SecretInterface.service, "CollectionChanged", [.objectPath(path)])
+        announceLockState(locked, of: itemPaths(in: id)[...], in: path)
+    }
+
+    /// `PropertiesChanged(Locked)` on each item and `ItemChanged` on its collection, a few
+    /// hundred items per loop iteration so that other clients' calls are served in between.
+    private func announceLockState(_ locked: Bool, of items: ArraySlice<ObjectPath>, in collection: ObjectPath) {
+        for item in items.prefix(256) {
+            emitPropertiesChanged(item, SecretInterface.item, changed: ["Locked": .boolean(locked)])
+            emit(collection, SecretInterface.collection, "ItemChanged", [.objectPath(item)])
+        }
+        let rest = items.dropFirst(256)
+        guard !rest.isEmpty else { return }
+        connection.post { [self] in announceLockState(locked, of: rest, in: collection) }
     }
 
     /// Announces an item change once the reply to the call that made it has gone out, so the

@@ -93,11 +93,39 @@ import Testing
         #expect(watcher.waitForSignal("ItemDeleted", path: SS.login, interface: SS.collectionInterface)?.objectArgument == item)
         #expect(watcher.waitForSignal("PropertiesChanged", path: SS.login) { $0.arguments.first == .string(SS.collectionInterface) } != nil)
 
-        // Locking the collection tells about its items' lock state too (per item or per collection).
+        // Locking the collection tells each item's proxy too, as gnome-keyring does.
+        let kept = try c.createItem(label: "kept", attributes: ["s": "4"], secret: "k", session: session)
         watcher.clearSignals()
         try c.service("Lock", [.objectPathArray([SS.login])])
         #expect(watcher.waitForSignal("CollectionChanged", path: SS.service)?.objectArgument == SS.login)
+        let itemLocked = watcher.waitForSignal("PropertiesChanged", path: kept) { $0.arguments.first == .string(SS.itemInterface) }
+        #expect(itemLocked?.arguments[1].variantDictionary?["Locked"] == .boolean(true))
+        #expect(watcher.waitForSignal("ItemChanged", path: SS.login) { $0.objectArgument == kept } != nil)
         // No signal ever carries an alias path.
         #expect(!watcher.signals.value.contains { $0.path.rawValue.contains("/aliases/") || ($0.objectArgument?.rawValue.contains("/aliases/") ?? false) })
+    }
+
+    /// Many items are announced in rounds between other calls; every one is told.
+    @Test func lockingAManyItemCollectionTellsEveryItem() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        let session = try c.openDH()
+        var items: Set<ObjectPath> = []
+        for n in 0..<600 {
+            items.insert(try c.createItem(label: "bulk \(n)", attributes: ["n": String(n)], secret: "s", session: session))
+        }
+        let watcher = try f.newClient()
+        try c.service("Lock", [.objectPathArray([SS.login])])
+        var told: Set<ObjectPath> = []
+        _ = eventually(timeout: 20) {
+            for signal in watcher.signals.value where signal.member == "PropertiesChanged"
+                && signal.arguments.first == .string(SS.itemInterface)
+                && signal.arguments[1].variantDictionary?["Locked"] == .boolean(true) {
+                told.insert(signal.path)
+            }
+            return told.count >= items.count
+        }
+        #expect(told == items)
     }
 }
