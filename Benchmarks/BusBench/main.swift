@@ -30,6 +30,8 @@ struct Options {
     /// `session` collection, which it never writes to disk, so that it can be filled to 10k
     /// items to see how its searches and reads grow.
     var keyringCollection = defaultCollection
+    /// Only these operations (all when nil), e.g. to profile one of them.
+    var only: Set<String>?
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -39,6 +41,7 @@ struct Options {
             case "--samples": samples = Int(iterator.next() ?? "") ?? samples
             case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
             case "--keyring-sizes": keyringSizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
+            case "--only": only = Set((iterator.next() ?? "").split(separator: ";").map(String.init))
             case "--keyring-collection":
                 switch iterator.next() {
                 case "login": keyringCollection = defaultCollection
@@ -55,6 +58,7 @@ struct Options {
         print("""
             usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000 (or '' for none)]
                                     [--keyring-collection login|session] [--samples 100] [--fill-budget SECONDS]
+                                    [--only 'CreateItem;SearchItems hit;...' (Delete needs CreateItem)]
             """)
         exit(2)
     }
@@ -217,40 +221,45 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
     let samples = options.samples
     let pids = [daemon.pid, bus.pid]
     var result: [String: Timing] = [:]
+    /// Times `operation` unless `--only` leaves it out.
+    func time(_ operation: String, samples: Int = samples, _ body: (Int) throws -> Void) throws {
+        guard options.only?.contains(operation) ?? true else { return }
+        result[operation] = try timed(samples, watching: pids, body)
+    }
     result["fill: seconds for all CreateItem"] = Timing(wall: Date().timeIntervalSince(started) * 1e6, cpu: [])
     var created: [ObjectPath] = []
-    result["CreateItem"] = try timed(samples, watching: pids) { i in created.append(try client.createItem(size + i, label: "New")) }
-    result["SearchItems hit"] = try timed(samples, watching: pids) { i in
+    try time("CreateItem") { i in created.append(try client.createItem(size + i, label: "New")) }
+    try time("SearchItems hit") { i in
         let found = try client.search("user\((i * 7919) % size)")
         precondition(found.count == 1)
     }
-    result["SearchItems miss"] = try timed(samples, watching: pids) { i in
+    try time("SearchItems miss") { i in
         let found = try client.search("nobody\(i)")
         precondition(found.isEmpty)
     }
-    result["Peer.Ping"] = try timed(samples, watching: pids) { _ in _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping") }
+    try time("Peer.Ping") { _ in _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping") }
     // What no durable write over the bus can beat here: a round trip plus writing one record
     // into reserved space of a file beside the data and waiting for the disk (fdatasync).
     let durable = try DurableProbe(directory: directory)
-    result["floor: Ping + fdatasync of 300 B"] = try timed(samples, watching: pids) { _ in
+    try time("floor: Ping + fdatasync of 300 B") { _ in
         _ = try client.call(root, "org.freedesktop.DBus.Peer", "Ping")
         durable.write()
     }
     let paths = try (0..<100).map { try client.search("user\($0 * (size / 100))")[0] }
-    result["GetSecrets, 1 item"] = try timed(samples, watching: pids) { i in
+    try time("GetSecrets, 1 item") { i in
         _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray([paths[i % 100]]), .objectPath(client.session)])
     }
-    result["GetSecrets, 100 items"] = try timed(max(10, samples / 4), watching: pids) { _ in
+    try time("GetSecrets, 100 items", samples: max(10, samples / 4)) { _ in
         _ = try client.call(root, "org.freedesktop.Secret.Service", "GetSecrets", [.objectPathArray(paths), .objectPath(client.session)])
     }
-    result["SetSecret"] = try timed(samples, watching: pids) { i in
+    try time("SetSecret") { i in
         _ = try client.call(paths[i % 100], "org.freedesktop.Secret.Item", "SetSecret", [try client.secret("changed-\(i)")])
     }
-    result["Delete"] = try timed(samples, watching: pids) { i in
+    if created.count >= samples { try time("Delete") { i in
         _ = try client.call(created[i], "org.freedesktop.Secret.Item", "Delete")
-    }
+    } }
     if let tool = Executables.inPath("secret-tool") {
-        result["secret-tool lookup (process)"] = try timed(10, watching: pids) { i in
+        try time("secret-tool lookup (process)", samples: 10) { i in
             let lookup = try ChildProcess(tool, arguments: ["lookup", "service", "bench.example.org", "account", "user\(i)"],
                                           environment: environment)
             precondition(!lookup.wait(timeout: 30).stdout.isEmpty)

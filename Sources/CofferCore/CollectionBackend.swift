@@ -81,7 +81,7 @@ extension CollectionBackend {
 
 /// Lists, opens, creates and deletes the persistent collections, and keeps the alias table.
 public protocol CollectionProvider: AnyObject, Sendable {
-    /// The ids of the collections that exist now (re-read when the store changed).
+    /// The ids of the collections that exist now, sorted (re-read when the store changed).
     func collectionIDs() throws(CofferError) -> [CollectionID]
     func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend
     func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend

@@ -25,15 +25,21 @@ public final class Keychain: Sendable {
 
     /// The ids of every collection, persistent ones sorted, then `session`.
     public func collectionIDs() throws(CofferError) -> [CollectionID] {
-        var ids = try provider?.collectionIDs().sorted() ?? []
+        var ids = try provider?.collectionIDs() ?? []
         if session != nil { ids.append(.session) }
         return ids
     }
 
     /// The backend of collection `id`, opened on first use.
     public func collection(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
+        try collection(id, listed: false)
+    }
+
+    /// The backend of `id`; with `listed`, the caller has just seen `id` in `collectionIDs()`.
+    private func collection(_ id: CollectionID, listed: Bool) throws(CofferError) -> any CollectionBackend {
         if let session, id == session.id { return session }
-        guard let provider, try provider.collectionIDs().contains(id) else {
+        guard let provider else { throw .collectionNotFound(id.rawValue) }
+        if !listed, try !provider.collectionIDs().contains(id) {
             opened.withLock { $0[id] = nil }
             throw .collectionNotFound(id.rawValue)
         }
@@ -244,11 +250,13 @@ public final class Keychain: Sendable {
     /// whose file is damaged is skipped so that the others keep working.
     private func backends(in scope: CollectionID?) throws(CofferError) -> [any CollectionBackend] {
         if let scope { return [try collection(scope)] }
-        var all: [any CollectionBackend] = []
+        var unlocked: [any CollectionBackend] = []
+        var locked: [any CollectionBackend] = []
         for id in try collectionIDs() {
-            if let backend = try? collection(id) { all.append(backend) }
+            guard let backend = try? collection(id, listed: true) else { continue }
+            if backend.isLocked { locked.append(backend) } else { unlocked.append(backend) }
         }
-        return all.filter { !$0.isLocked } + all.filter { $0.isLocked }
+        return unlocked + locked
     }
 
     private func unlockedMatches(of query: Query) throws(CofferError) -> [(any CollectionBackend, [ItemID])] {
