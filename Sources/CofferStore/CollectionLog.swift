@@ -65,9 +65,11 @@ struct CollectionLog {
         bytes.removeLast(bytes.count - validEnd)
     }
 
+    /// The live record of `item` (checked when it was read from the file; the image never
+    /// changes below `validEnd`).
     func frame(of item: ItemID) -> RecordFrame? {
         guard let entry = entries[item],
-              case .frame(let frame) = RecordFrame.parse(bytes, at: entry.offset, end: validEnd) else { return nil }
+              case .frame(let frame) = RecordFrame.parse(bytes, at: entry.offset, end: validEnd, checksum: false) else { return nil }
         return frame
     }
 

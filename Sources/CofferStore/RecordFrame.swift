@@ -75,8 +75,9 @@ struct RecordFrame {
         case damaged(String)
     }
 
-    /// Parses the frame at `offset` in `bytes[..<end]`.
-    static func parse(_ bytes: [UInt8], at offset: Int, end: Int) -> ParseResult {
+    /// Parses the frame at `offset` in `bytes[..<end]`. Without `checksum` the CRC is not
+    /// computed again (for frames already checked when the file was read).
+    static func parse(_ bytes: [UInt8], at offset: Int, end: Int, checksum: Bool = true) -> ParseResult {
         var r = ByteReader(bytes, from: offset, to: end)
         do {
             let length = Int(try r.u32())
@@ -85,7 +86,7 @@ struct RecordFrame {
             let bodyStart = r.offset
             let bodyEnd = bodyStart + length
             var b = ByteReader(bytes, from: bodyStart, to: bodyEnd)
-            guard length >= 4,
+            guard length >= 4, !checksum ||
                   Digest.crc32(bytes[bodyStart..<bodyEnd - 4]) == UInt32(bytes[bodyEnd - 4]) | UInt32(bytes[bodyEnd - 3]) << 8
                     | UInt32(bytes[bodyEnd - 2]) << 16 | UInt32(bytes[bodyEnd - 1]) << 24 else {
                 return .damaged("record checksum mismatch")

@@ -6,7 +6,7 @@ import Testing
 
 /// Malformed calls, unknown objects, oversized data: clear errors, nothing stored, and the
 /// daemon keeps serving.
-@Suite(.timeLimit(.minutes(3))) struct BadInputTests {
+@Suite(.timeLimit(.minutes(10))) struct BadInputTests {
     /// The daemon answers and holds exactly the items it held before.
     static func expectStillServing(_ f: DaemonFixture, items expected: Int,
                                    sourceLocation: SourceLocation = #_sourceLocation) throws {

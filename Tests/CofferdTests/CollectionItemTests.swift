@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// org.freedesktop.Secret.Collection and .Item: methods and properties.
-@Suite(.timeLimit(.minutes(3))) struct CollectionItemTests {
+@Suite(.timeLimit(.minutes(10))) struct CollectionItemTests {
     @Test func createItemWithAndWithoutReplace() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

@@ -5,7 +5,7 @@ import Testing
 
 /// `cofferd --unlock` without `--foreground`: the process that detaches and serves is the one
 /// whose libgcrypt secure memory is locked and that read the password.
-@Suite(.timeLimit(.minutes(3))) struct DetachTests {
+@Suite(.timeLimit(.minutes(10))) struct DetachTests {
     /// The secure pool is locked (mlock) in the serving process, not only in the one that
     /// forked it: locks are not inherited across fork.
     @Test func detachedDaemonKeepsItsSecureMemoryLocked() throws {

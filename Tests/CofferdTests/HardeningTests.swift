@@ -7,7 +7,7 @@ import Testing
 /// Limits that keep one client from exhausting the daemon: sessions and pending prompts per
 /// client, one password dialog at a time, secret sizes checked before secure memory is used,
 /// and exactly one path per collection.
-@Suite(.timeLimit(.minutes(3))) struct HardeningTests {
+@Suite(.timeLimit(.minutes(10))) struct HardeningTests {
     static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     static let maxSessions = 64
     static let maxPrompts = 8

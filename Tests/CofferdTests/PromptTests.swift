@@ -4,7 +4,7 @@ import Testing
 
 /// Prompts answered by FakePinentry (the daemon runs it with `--pinentry`; it answers GETPIN
 /// from the fixture's script and logs what it was told).
-@Suite(.timeLimit(.minutes(3)), .enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
 struct PromptTests {
     static let emptyPaths = DBusValue.array(elementSignature: .objectPath, [])
 

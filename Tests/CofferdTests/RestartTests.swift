@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Stopping cofferd and starting it again on the same data.
-@Suite(.timeLimit(.minutes(3))) struct RestartTests {
+@Suite(.timeLimit(.minutes(10))) struct RestartTests {
     @Test func itemsSurviveARestartAndStayLockedUntilUnlocked() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The real `secret-tool` (libsecret) against cofferd.
-@Suite(.timeLimit(.minutes(3))) struct SecretToolTests {
+@Suite(.timeLimit(.minutes(10))) struct SecretToolTests {
     @Test func storeThenLookupPrintsExactlyTheSecret() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// org.freedesktop.Secret.Service methods and properties, aliases, locking, GetSecrets.
-@Suite(.timeLimit(.minutes(3))) struct ServiceAPITests {
+@Suite(.timeLimit(.minutes(10))) struct ServiceAPITests {
     @Test func collectionsPropertyAndAliases() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

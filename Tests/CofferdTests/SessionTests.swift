@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// OpenSession, the transfer algorithms and session ownership.
-@Suite(.timeLimit(.minutes(3))) struct SessionTests {
+@Suite(.timeLimit(.minutes(10))) struct SessionTests {
     @Test func plainSessionRoundTripsBothWays() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

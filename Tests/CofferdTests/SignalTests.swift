@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Change notifications: the spec's signals and PropertiesChanged, as a second client sees them.
-@Suite(.timeLimit(.minutes(3))) struct SignalTests {
+@Suite(.timeLimit(.minutes(10))) struct SignalTests {
     @Test func collectionSignals() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

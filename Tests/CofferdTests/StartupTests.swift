@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `--unlock` and starting without a login collection.
-@Suite(.timeLimit(.minutes(3))) struct StartupTests {
+@Suite(.timeLimit(.minutes(10))) struct StartupTests {
     /// Every byte on stdin is the password, a trailing newline included.
     @Test func unlockReadsStdinToTheEndVerbatim() throws {
         let f = try DaemonFixture(password: "with newline\n")

@@ -6,7 +6,7 @@ import Testing
 
 /// Several clients at once, while another keeps locking and unlocking (unlocking runs off the
 /// daemon's loop): every call either works or fails with IsLocked, and what was stored is there.
-@Suite(.timeLimit(.minutes(3))) struct StressTests {
+@Suite(.timeLimit(.minutes(10))) struct StressTests {
     @Test func concurrentClientsWhileLockingAndUnlocking() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }

@@ -3,7 +3,7 @@ import DBusKit
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct ConnectionTests {
+@Suite(.timeLimit(.minutes(10))) struct ConnectionTests {
     @Test func connectsAndHasAUniqueName() throws {
         let h = try Harness()
         defer { h.shutdown() }

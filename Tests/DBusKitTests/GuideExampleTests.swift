@@ -50,7 +50,7 @@ final class VaultObject: DBusObject {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct GuideExampleTests {
+@Suite(.timeLimit(.minutes(10))) struct GuideExampleTests {
     @Test func deferredWorkComesBackToTheLoopThread() throws {
         let h = try Harness()
         defer { h.shutdown() }

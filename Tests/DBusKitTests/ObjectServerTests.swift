@@ -3,7 +3,7 @@ import DBusKit
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct ObjectServerTests {
+@Suite(.timeLimit(.minutes(10))) struct ObjectServerTests {
     /// A harness serving an `ItemTree` of `count` items under /org/coffer as `org.coffer.Test`.
     static func serving(count: Int = 3) throws -> (Harness, ItemTree) {
         let h = try Harness()

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Values of every type the Secret Service uses go client → bus → server object → bus → client.
-@Suite(.timeLimit(.minutes(2))) struct RoundTripTests {
+@Suite(.timeLimit(.minutes(10))) struct RoundTripTests {
     static let session: ObjectPath = "/org/freedesktop/secrets/session/s1"
     static func secret(_ bytes: [UInt8]) -> DBusValue {
         .structure([.objectPath(session), .bytes([9, 8, 7]), .bytes(bytes), .string("text/plain; charset=utf8")])

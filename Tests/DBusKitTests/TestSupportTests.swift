@@ -2,7 +2,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct TestSupportTests {
+@Suite(.timeLimit(.minutes(10))) struct TestSupportTests {
     @Test func childGetsAnEmptySignalMaskEvenFromABlockingThread() throws {
         // Block SIGTERM here, as Swift Testing threads do; the child must still die of SIGTERM.
         var block = sigset_t()
