@@ -44,12 +44,8 @@ import Testing
 
     /// The starts of the last two records, found from the end (length field + checksum).
     func lastTwoRecordStarts(_ bytes: [UInt8]) throws -> (previous: Int, last: Int) {
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
-        func recordEnds(at end: Int, from start: Int) -> Bool {
-            u32(start) == end - start - 4 && UInt32(u32(end - 4)) == Digest.crc32(bytes[(start + 4)..<(end - 4)])
-        }
-        let last = try #require((0..<bytes.count - 8).reversed().first { recordEnds(at: bytes.count, from: $0) })
-        let previous = try #require((0..<last - 8).reversed().first { recordEnds(at: last, from: $0) })
+        let last = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        let previous = try #require(recordStart(endingAt: last, in: bytes))
         return (previous, last)
     }
 

@@ -25,14 +25,26 @@ final class StoreFixture {
 
     func bytes(_ collection: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(collection)))) }
 
-    /// The file without the zero-filled space reserved after its last record.
+    /// The file without the zero-filled space reserved after its last record (whose checksum
+    /// may itself end in zero bytes).
     func records(_ collection: String) throws -> [UInt8] {
         let all = try bytes(collection)
-        return Array(all[..<((all.lastIndex { $0 != 0 } ?? -1) + 1)])
+        let lastNonZero = (all.lastIndex { $0 != 0 } ?? -1) + 1
+        let end = (lastNonZero...min(lastNonZero + 4, all.count)).first { recordStart(endingAt: $0, in: all) != nil }
+        return Array(all[..<(end ?? lastNonZero)])
     }
 
     func write(_ bytes: [UInt8], to collection: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path(collection)))
+    }
+}
+
+/// Where a record ending at `end` starts, found from its length field and checksum.
+func recordStart(endingAt end: Int, in bytes: [UInt8]) -> Int? {
+    func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+    guard end >= 8, end <= bytes.count else { return nil }
+    return (0..<end - 8).reversed().first { start in
+        u32(start) == end - start - 4 && UInt32(u32(end - 4)) == Digest.crc32(bytes[(start + 4)..<(end - 4)])
     }
 }
 
