@@ -79,28 +79,28 @@ public final class MethodCall: @unchecked Sendable {
         let message = self.message
         let connection = self.connection
         let expected = expectedReplySignature
-        let label = "\(interface).\(member)"
+        let (interface, member) = (self.interface, self.member)
         let work: @Sendable () -> Void = {
-            MethodCall.send(result, to: message, on: connection, expected: expected, label: label)
+            MethodCall.send(result, to: message, on: connection, expected: expected, label: { "\(interface).\(member)" })
         }
         if connection.loop.runsOnAnotherThread, connection.loop.postIfRunning(work) { return }
         work()
     }
 
     private static func send(_ result: Result<[DBusValue], DBusError>, to call: DBusMessage,
-                             on connection: DBusConnection, expected: String?, label: String) {
+                             on connection: DBusConnection, expected: String?, label: () -> String) {
         guard !call.noReplyExpected else { return }
         var reply: DBusMessage?
         switch result {
         case .success(let values):
             let signature = values.map(\.signatureString).joined()
             if let expected, expected != signature {
-                reply = try? call.makeErrorReply(.failed("internal error: \(label) produced a reply of type '\(signature)' instead of '\(expected)'"))
+                reply = try? call.makeErrorReply(.failed("internal error: \(label()) produced a reply of type '\(signature)' instead of '\(expected)'"))
             } else {
                 do {
                     reply = try call.makeReply(values)
                 } catch {
-                    reply = try? call.makeErrorReply(.failed("internal error: cannot encode the reply of \(label): \(error.message)"))
+                    reply = try? call.makeErrorReply(.failed("internal error: cannot encode the reply of \(label()): \(error.message)"))
                 }
             }
         case .failure(let error):

@@ -95,7 +95,9 @@ public struct ObjectPath: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// Whether `self` is `other` or lies below it (`/a/b` is inside `/a` and `/`; `/ab` is not inside `/a`).
     public func isInside(_ other: ObjectPath) -> Bool {
         if other.rawValue == "/" || other == self { return true }
-        return rawValue.hasPrefix(other.rawValue + "/")
+        let path = rawValue.utf8, prefix = other.rawValue.utf8
+        return path.count > prefix.count && path.starts(with: prefix)
+            && path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
     }
 
     /// Appends one raw element, validated (throws `invalidArgs` if it is empty or has

@@ -51,6 +51,12 @@ public final class ObjectServer: @unchecked Sendable {
 
     // MARK: Dispatch (loop thread)
 
+    private static let objectStandardInterfaces = [StandardInterface.introspectableDescription,
+                                                   StandardInterface.peerDescription,
+                                                   StandardInterface.propertiesDescription]
+    private static let intermediateStandardInterfaces = [StandardInterface.introspectableDescription,
+                                                         StandardInterface.peerDescription]
+
     /// What a path resolves to.
     private enum Node {
         case object(any DBusObject, tree: any DBusObjectTree)
@@ -61,7 +67,11 @@ public final class ObjectServer: @unchecked Sendable {
 
     private func resolve(_ path: ObjectPath) -> (Node, [ObjectPath: any DBusObjectTree]) {
         let regs = registrations.withLock { $0 }
-        let owner = regs.filter { path.isInside($0.key) }.max { $0.key.rawValue.count < $1.key.rawValue.count }
+        var owner: (prefix: ObjectPath, tree: any DBusObjectTree)?
+        for (prefix, tree) in regs where path.isInside(prefix) {
+            if let found = owner, found.prefix.rawValue.utf8.count >= prefix.rawValue.utf8.count { continue }
+            owner = (prefix, tree)
+        }
         if let (prefix, tree) = owner {
             if let object = tree.object(at: path) { return (.object(object, tree: tree), regs) }
             if path == prefix { return (.intermediate(tree: tree), regs) }
@@ -126,12 +136,11 @@ public final class ObjectServer: @unchecked Sendable {
         // Which interface and method is meant?
         let standard: [InterfaceDescription]
         if case .object = node {
-            standard = [StandardInterface.introspectableDescription, StandardInterface.peerDescription,
-                        StandardInterface.propertiesDescription]
+            standard = Self.objectStandardInterfaces
         } else {
-            standard = [StandardInterface.introspectableDescription, StandardInterface.peerDescription]
+            standard = Self.intermediateStandardInterfaces
         }
-        let all = objectInterfaces + standard
+        let all = [objectInterfaces, standard].joined()
         let target: (InterfaceDescription, MethodDescription)
         if let requestedInterface {
             guard let iface = all.first(where: { $0.name == requestedInterface }) else {
@@ -175,7 +184,7 @@ public final class ObjectServer: @unchecked Sendable {
         switch iface.name {
         case StandardInterface.introspectable:
             let kids = children(of: path, tree: childTree, registrations: regs)
-            call.reply([.string(Introspection.xml(interfaces: all, children: kids))])
+            call.reply([.string(Introspection.xml(interfaces: Array(all), children: kids))])
         case StandardInterface.peer:
             call.fail(DBusError.unknownMethod("Peer is handled by libdbus"))
         case StandardInterface.properties:
