@@ -107,18 +107,19 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
     /// Items carrying every term, ascending by id; `.one` returns the lowest such id.
     @inlinable public func items(matchingAll terms: Set<Term>, limit: MatchLimit) -> [ItemID] {
         if terms.isEmpty {
-            return Self.limited(termsByItem.keys, limit)
+            return Self.limited(Array(termsByItem.keys), limit)
         }
         var smallest: Posting?
         for term in terms {
             guard let posting = postings[term] else { return [] }
             if smallest == nil || posting.count < smallest!.count { smallest = posting }
         }
-        let candidates = smallest!.items.lazy.filter { item in
-            guard let have = termsByItem[item] else { return false }
-            return terms.allSatisfy { have.contains($0) }
+        var matches: [ItemID] = []
+        for item in smallest!.items {
+            guard let have = termsByItem[item], terms.allSatisfy({ have.contains($0) }) else { continue }
+            matches.append(item)
         }
-        return Self.limited(candidates, limit)
+        return Self.limited(matches, limit)
     }
 
     /// Items whose terms equal `terms` exactly, ascending by id.
@@ -127,7 +128,8 @@ public struct AttributeIndex<Term: Hashable & Sendable>: Sendable {
     }
 
     /// Ascending and without repeats (a list may name an item twice).
-    @usableFromInline static func limited(_ ids: some Sequence<ItemID>, _ limit: MatchLimit) -> [ItemID] {
+    @usableFromInline static func limited(_ ids: [ItemID], _ limit: MatchLimit) -> [ItemID] {
+        if ids.count < 2 { return ids }   // the usual search: one match
         switch limit {
         case .all:
             var sorted = ids.sorted()
