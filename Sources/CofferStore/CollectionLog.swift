@@ -117,11 +117,13 @@ struct CollectionLog {
                 if committedBatchFollows(from: offset + 1, end: end) {
                     throw corrupt("record at byte \(offset) has a damaged length")
                 }
+                dropReservedSpaceAfterTornTail()
                 return
             case .damaged(let why):
                 if committedBatchFollows(from: offset + 1, end: end) {
                     throw corrupt("\(why) at byte \(offset)")
                 }
+                dropReservedSpaceAfterTornTail()
                 return
             case .frame(let frame):
                 if frame.kind != .meta {
@@ -139,6 +141,13 @@ struct CollectionLog {
                 }
             }
         }
+    }
+
+    /// Leaves the zeros after a torn write out of the image, so that `tornBytes` counts only
+    /// what the write left.
+    private mutating func dropReservedSpaceAfterTornTail() {
+        let keep = max(validEnd, (bytes.lastIndex { $0 != 0 } ?? 0) + 1)
+        bytes.removeLast(bytes.count - keep)
     }
 
     /// Whether `from..<end` is the zero-filled space a writer reserved past the last record.

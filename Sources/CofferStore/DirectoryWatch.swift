@@ -9,8 +9,9 @@ import Glibc
 /// Built on inotify: the kernel queues an event before the write, rename or unlink that
 /// causes it returns, so one non-blocking `read` of the queue answers exactly, for changes
 /// made by this process and by any other. Where inotify is unavailable (no instances left,
-/// a file system without it) every question is answered "changed", which is slower but
-/// still exact.
+/// a file system without it), and for good once the directory itself is removed, renamed or
+/// replaced (its parent is watched for that), every question is answered "changed", which is
+/// slower but still exact.
 final class DirectoryWatch: @unchecked Sendable {
     /// Where a reader's knowledge stands: the watch's version when it last looked.
     struct Mark: Sendable {
@@ -27,6 +28,8 @@ final class DirectoryWatch: @unchecked Sendable {
         var changed: [String: UInt64] = [:]
         /// The version at which everything must be assumed changed (queue overflow).
         var everything: UInt64 = 0
+        /// The watch on the parent, which reports the directory's own removal or replacement.
+        var parentWatch: Int32 = -1
         var buffer = [UInt8](repeating: 0, count: 4096)
     }
 
@@ -36,14 +39,34 @@ final class DirectoryWatch: @unchecked Sendable {
     /// Watches `directory` for changes to files whose names `interesting` accepts; with no
     /// directory, reports every file as changed every time.
     init(directory: String?, interesting: @escaping @Sendable (String) -> Bool) {
-        var descriptor = directory == nil ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        let events = IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
-        if let directory, descriptor >= 0, inotify_add_watch(descriptor, directory, UInt32(events)) < 0 {
-            close(descriptor)
-            descriptor = -1
+        var state = State(descriptor: directory == nil ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)))
+        if let directory, state.descriptor >= 0 {
+            let entries = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
+            let (parent, name) = Self.split(directory)
+            // The parent first: a directory replaced between the two calls is then reported.
+            state.parentWatch = inotify_add_watch(state.descriptor, parent, UInt32(entries))
+            self.directoryName = name
+            if state.parentWatch < 0 || inotify_add_watch(state.descriptor, directory, UInt32(entries | IN_MODIFY)) < 0 {
+                close(state.descriptor)
+                state.descriptor = -1
+            }
+        } else {
+            self.directoryName = ""
         }
-        state = Locked(State(descriptor: descriptor))
+        self.state = Locked(state)
         self.interesting = interesting
+    }
+
+    /// The watched directory's name in its parent.
+    private let directoryName: String
+
+    /// A path's parent and last element (trailing slashes ignored).
+    private static func split(_ path: String) -> (parent: String, name: String) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return (".", String(trimmed)) }
+        let parent = trimmed[..<slash]
+        return (parent.isEmpty ? "/" : String(parent), String(trimmed[trimmed.index(after: slash)...]))
     }
 
     deinit {
@@ -80,15 +103,25 @@ final class DirectoryWatch: @unchecked Sendable {
             s.version += 1
             var offset = 0
             while offset + 16 <= count {
+                let watch = Int32(bitPattern: Self.u32(s.buffer, offset))
                 let mask = Self.u32(s.buffer, offset + 4)
                 let length = Int(Self.u32(s.buffer, offset + 12))
                 let nameBytes = s.buffer[(offset + 16)..<min(offset + 16 + length, count)]
                 offset += 16 + length
-                if mask & UInt32(IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     s.everything = s.version
                     continue
                 }
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                let selfEvent = mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+                if selfEvent || (watch == s.parentWatch && name == directoryName) {
+                    // The directory (or its parent) is gone, elsewhere or replaced: no event
+                    // will tell about the path again, so from now on every answer is "changed".
+                    close(s.descriptor)
+                    s.descriptor = -1
+                    return
+                }
+                if watch == s.parentWatch { continue }
                 guard interesting(name) else { continue }
                 s.changed[name] = s.version
                 if mask & UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) != 0 {

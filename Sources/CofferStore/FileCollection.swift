@@ -175,6 +175,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             var sequence = s.log.nextSequence
             var batch: [UInt8] = []
             var touched: [ChangedItem] = []
+            var lastRecordAt = 0
             for (position, change) in changes.enumerated() {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
                 var isNew = false
@@ -203,6 +204,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                     (item, metadata, secret) = (target, nil, nil)
                 }
                 let last = position == changes.count - 1
+                if last { lastRecordAt = batch.count }
                 if let metadata, let secret {
                     let payload = try ItemPayload.encode(metadata, secret: secret)
                     batch += try RecordFrame.encode(kind: .item, endsBatch: last, sequence: sequence, timestamp: now, itemID: item,
@@ -215,7 +217,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 sequence += 1
                 touched.append(ChangedItem(id: item, isNew: isNew))
             }
-            try append(batch, to: &s)
+            try append(batch, lastRecordAt: lastRecordAt, to: &s)
             for item in touched { s.metadataCache[item.id] = nil }
             compactIfWorthIt(&s)
             return touched
@@ -289,11 +291,21 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
+    /// Catches up with what other processes wrote, when the watch reports a change (for a
+    /// reader) or always (for a writer holding the lock).
     private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
-        // The mark moves before looking, so that a change made while looking is reported again.
-        // A writer's events are queued before it releases its lock, so the answer is exact for
-        // a caller that has just taken the lock too.
-        guard watch.changed(fileName, since: &s.mark) else { return }
+        // The new mark is taken before looking, so that a change made while looking is
+        // reported again, and kept only once the state has caught up, so that a look that
+        // failed is made again next time.
+        var mark = s.mark
+        let reported = watch.changed(fileName, since: &mark)
+        // A writer always looks (a stat and a 4-byte read, small beside its fdatasync): its
+        // records must go at the true end of the file even if the watch ever missed a change.
+        if reported || holdingLock { try catchUp(&s, holdingLock: holdingLock) }
+        s.mark = mark
+    }
+
+    private func catchUp(_ s: inout State, holdingLock: Bool) throws(CofferError) {
         guard let (identity, size) = try PosixFile.identity(of: path) else {
             throw .collectionNotFound(id.rawValue)
         }
@@ -323,11 +335,14 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     /// Writes `frames` at the end of the valid log and syncs; on failure cuts the file back so
     /// nothing half-written stays behind, and leaves the state as it was.
-    private func append(_ frames: [UInt8], to s: inout State) throws(CofferError) {
+    /// Writes a batch at the end of the log and makes it durable. `lastRecordAt` is where the
+    /// batch's last record (the one that marks it committed) starts, when it has several.
+    private func append(_ frames: [UInt8], lastRecordAt: Int = 0, to s: inout State) throws(CofferError) {
         let start = s.log.validEnd
         let end = start + frames.count
         // Past the reserved space the file grows by a zero-filled step in the same write; if
-        // that does not fit (a full disk), the records alone are tried.
+        // that does not fit (a full disk), the records alone are tried. (A failure inside the
+        // reserved space is not retried.)
         var attempts = [(frames, max(end, s.observedSize))]
         if end > s.observedSize {
             let size = Self.reservedSize(for: end)
@@ -335,7 +350,18 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
         for (index, (image, size)) in attempts.enumerated() {
             do throws(CofferError) {
-                try s.file.write(image, at: start)
+                if lastRecordAt > 0 {
+                    // Pages written together may reach the disk in any order: everything before
+                    // the committing record is made durable first, so that a crash can never
+                    // leave that record on disk without the ones before it.
+                    var first = image
+                    first.replaceSubrange(lastRecordAt..<frames.count, with: repeatElement(0, count: frames.count - lastRecordAt))
+                    try s.file.write(first, at: start)
+                    try s.file.sync()
+                    try s.file.write(Array(frames[lastRecordAt...]), at: start + lastRecordAt)
+                } else {
+                    try s.file.write(image, at: start)
+                }
                 try s.file.sync()
                 try s.log.append(frames)
                 s.observedSize = size

@@ -67,7 +67,9 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     /// time ticks too coarsely to tell two changes apart, so it is not trusted).
     public func collectionIDs() throws(CofferError) -> [CollectionID] {
         let cached = cache.withLock { c in
-            c.ids != nil && watch.changed(DirectoryWatch.listing, since: &c.idsMark) ? nil : c.ids
+            // On a change the listing is dropped at once, so that no other thread serves it.
+            if c.ids != nil && watch.changed(DirectoryWatch.listing, since: &c.idsMark) { c.ids = nil }
+            return c.ids
         }
         if let cached { return cached }
         let mark = watch.mark()
@@ -116,11 +118,12 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     /// Re-read only when the directory watch reports a change.
     public func aliases() throws(CofferError) -> [String: CollectionID] {
         let cached = cache.withLock { c in
-            c.aliases != nil && watch.changed(Self.aliasName, since: &c.aliasesMark) ? nil : c.aliases
+            if c.aliases != nil && watch.changed(Self.aliasName, since: &c.aliasesMark) { c.aliases = nil }
+            return c.aliases
         }
         if let cached { return cached }
         let mark = watch.mark()
-        let table = readAliases()
+        let table = try readAliases()
         cache.withLock { c in
             c.aliases = table
             c.aliasesMark = mark
@@ -128,8 +131,11 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         return table
     }
 
-    private func readAliases() -> [String: CollectionID] {
-        guard let data = FileManager.default.contents(atPath: aliasPath) else { return [:] }
+    /// The alias file's table; none when there is no file, an error when it cannot be read.
+    private func readAliases() throws(CofferError) -> [String: CollectionID] {
+        guard try PosixFile.identity(of: aliasPath) != nil else { return [:] }
+        let file = try PosixFile(path: aliasPath, writable: false)
+        let data = try file.read(at: 0, count: try file.status().size)
         var table: [String: CollectionID] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
@@ -144,7 +150,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         let lock = try PosixFile(path: "\(directory)/aliases.lock", create: true)
         try lock.lock(.exclusive)
         defer { lock.unlock() }
-        var table = readAliases()
+        var table = try readAliases()
         table[name] = collection
         let text = table.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.rawValue)\n" }.joined()
         let temporary = "\(aliasPath).new-\(getpid())"
