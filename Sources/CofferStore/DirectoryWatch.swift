@@ -35,6 +35,8 @@ final class DirectoryWatch: @unchecked Sendable {
 
     private let state: Locked<State>
     private let interesting: @Sendable (String) -> Bool
+    /// The watched directory's name in its parent.
+    private let directoryName: String
 
     /// Watches `directory` for changes to files whose names `interesting` accepts; with no
     /// directory, reports every file as changed every time.
@@ -56,9 +58,6 @@ final class DirectoryWatch: @unchecked Sendable {
         self.state = Locked(state)
         self.interesting = interesting
     }
-
-    /// The watched directory's name in its parent.
-    private let directoryName: String
 
     /// A path's parent and last element (trailing slashes ignored).
     private static func split(_ path: String) -> (parent: String, name: String) {

@@ -333,10 +333,10 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         s.observedSize = nowSize
     }
 
-    /// Writes `frames` at the end of the valid log and syncs; on failure cuts the file back so
-    /// nothing half-written stays behind, and leaves the state as it was.
-    /// Writes a batch at the end of the log and makes it durable. `lastRecordAt` is where the
-    /// batch's last record (the one that marks it committed) starts, when it has several.
+    /// Writes a batch at the end of the valid log and makes it durable; on failure cuts the file
+    /// back so nothing half-written stays behind, and leaves the state as it was. `lastRecordAt`
+    /// is where the batch's last record (the one that marks it committed) starts, when it has
+    /// several.
     private func append(_ frames: [UInt8], lastRecordAt: Int = 0, to s: inout State) throws(CofferError) {
         let start = s.log.validEnd
         let end = start + frames.count

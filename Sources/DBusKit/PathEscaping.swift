@@ -21,6 +21,11 @@ extension ObjectPath {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Whether `escapeElement` returns `text` unchanged: it is not empty and all `[A-Za-z0-9]`.
+    public static func isUnescaped(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isAlphanumeric)
+    }
+
     /// Reverses `escapeElement`: `_` followed by two hex digits (either case) becomes that byte,
     /// any other character is kept; `"_"` alone decodes to the empty string. Returns nil if the
     /// decoded bytes are not valid UTF-8.

@@ -83,11 +83,7 @@ enum SecretPath {
     /// how `escapeElement` writes that name: `my_5Fkeys` (upper-case hex) or `ab_41` (an
     /// escaped letter) would otherwise be a second path for the same object.
     private static func canonicalName(_ element: String) -> String? {
-        // Letters and digits only: escaping leaves it as it is (the usual case, no copies).
-        if !element.isEmpty, element.utf8.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0
-                || UInt8(ascii: "A")...UInt8(ascii: "Z") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "z") ~= $0 }) {
-            return element
-        }
+        if ObjectPath.isUnescaped(element) { return element }   // the usual case, no copies
         guard let name = ObjectPath.unescapeElement(element), ObjectPath.escapeElement(name) == element else { return nil }
         return name
     }

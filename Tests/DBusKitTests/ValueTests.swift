@@ -39,6 +39,7 @@ import Testing
         #expect(ObjectPath.isValid("/" + element), "escaped '\(element)' is not a valid element")
         #expect(ObjectPath.unescapeElement(element) == text)
         #expect(try ObjectPath.root.appending(element: element).lastElement == element)
+        #expect(ObjectPath.isUnescaped(text) == (element == text), "isUnescaped disagrees with escapeElement on '\(text)'")
     }
 
     @Test func escapingMatchesGnomeKeyring() {
