@@ -1,3 +1,5 @@
+import CofferCrypto
+
 /// Every failure the core and the store report, typed so that callers (the D-Bus layer, the CLI)
 /// can map each to the error their own clients expect. Messages never contain secret bytes.
 public enum CofferError: Error, Equatable, Sendable {
@@ -19,6 +21,9 @@ public enum CofferError: Error, Equatable, Sendable {
     case storeCorrupt(file: String, reason: String)
     /// An operating-system call failed (disk full, permissions, ...).
     case io(String)
+    /// A memory budget (the session collection's, the secure memory for secrets) has no room
+    /// for this request now; the text says which. Nothing was changed.
+    case limitExceeded(String)
 }
 
 extension CofferError: CustomStringConvertible {
@@ -33,6 +38,25 @@ extension CofferError: CustomStringConvertible {
         case .invalidArgument(let what): "invalid argument: \(what)"
         case .storeCorrupt(let file, let reason): "store file \(file) is damaged (\(reason)); it was left untouched"
         case .io(let what): what
+        case .limitExceeded(let what): what
+        }
+    }
+}
+
+extension CofferError {
+    /// Runs a CofferCrypto call, turning its errors into the core's: a tag mismatch is
+    /// `authenticationFailed`, an exhausted secure-memory budget `limitExceeded`.
+    public static func catching<R>(_ body: () throws -> R) throws(CofferError) -> R {
+        do {
+            return try body()
+        } catch CryptoError.authenticationFailed {
+            throw .authenticationFailed
+        } catch CryptoError.secureMemoryExhausted(let requested) {
+            throw .limitExceeded("no secure memory left for this request (it needed \(requested) more bytes); try again with fewer or smaller secrets")
+        } catch CryptoError.invalidInput(let what) {
+            throw .invalidArgument(what)
+        } catch {
+            throw .io("cryptography failed: \(error)")
         }
     }
 }

@@ -10,14 +10,19 @@ public struct CollectionInfo: Equatable, Sendable {
     public var isLocked: Bool
     /// How many items the collection holds (known even while locked).
     public var itemCount: Int
+    /// Set when part of the collection's file failed verification and was (or, at the next
+    /// change, will be) set aside: what happened and where those bytes are kept.
+    public var recovery: String?
 
-    public init(id: CollectionID, label: String, created: UInt64, modified: UInt64, isLocked: Bool, itemCount: Int) {
+    public init(id: CollectionID, label: String, created: UInt64, modified: UInt64, isLocked: Bool, itemCount: Int,
+                recovery: String? = nil) {
         self.id = id
         self.label = label
         self.created = created
         self.modified = modified
         self.isLocked = isLocked
         self.itemCount = itemCount
+        self.recovery = recovery
     }
 }
 
@@ -59,9 +64,11 @@ public protocol CollectionBackend: AnyObject, Sendable {
     func contains(_ item: ItemID) throws(CofferError) -> Bool
     func metadata(of item: ItemID) throws(CofferError) -> ItemMetadata
     func secret(of item: ItemID) throws(CofferError) -> Secret
-    /// The secrets of `items` in order, nil for any that is missing or cannot be read: one
-    /// look at what other processes changed for the whole batch.
-    func secrets(of items: [ItemID]) -> [Secret?]
+    /// Hands `body` the secret of each of `items` that exists, with its position in `items`,
+    /// one at a time: each secret's plaintext is released before the next is decrypted, so a
+    /// large batch needs secure memory for one secret only. One look at what other processes
+    /// changed for the whole batch. Any failure other than a missing item ends the batch.
+    func forEachSecret(of items: [ItemID], _ body: (Int, Secret) throws -> Void) throws
     /// Applies `changes` all or nothing and returns, in order, the item each change touched.
     /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
     func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem]
@@ -74,8 +81,16 @@ public protocol CollectionBackend: AnyObject, Sendable {
 }
 
 extension CollectionBackend {
-    public func secrets(of items: [ItemID]) -> [Secret?] {
-        items.map { try? secret(of: $0) }
+    public func forEachSecret(of items: [ItemID], _ body: (Int, Secret) throws -> Void) throws {
+        for (position, item) in items.enumerated() {
+            let secret: Secret
+            do {
+                secret = try self.secret(of: item)
+            } catch .itemNotFound {
+                continue
+            }
+            try body(position, secret)
+        }
     }
 }
 

@@ -21,11 +21,15 @@ public struct NewItem: Sendable {
     public var label: String
     public var attributes: Attributes
     public var secret: Secret
+    /// Whom the item's memory is charged to where memory is budgeted per owner (the in-memory
+    /// session collection: a D-Bus client's unique name); persistent collections ignore it.
+    public var owner: String?
 
-    public init(label: String, attributes: Attributes, secret: Secret) {
+    public init(label: String, attributes: Attributes, secret: Secret, owner: String? = nil) {
         self.label = label
         self.attributes = attributes
         self.secret = secret
+        self.owner = owner
     }
 
     /// An item of a Keychain class: sets `xdg:schema` to the class's schema.

@@ -15,10 +15,11 @@ public final class Keychain: Sendable {
     private let opened = Locked<[CollectionID: any CollectionBackend]>([:])
 
     /// A keychain over `provider`'s collections, plus the in-memory `session` collection
-    /// unless `sessionCollection` is false.
-    public init(provider: (any CollectionProvider)?, sessionCollection: Bool = true) {
+    /// (holding at most `sessionBudget`) unless `sessionCollection` is false.
+    public init(provider: (any CollectionProvider)?, sessionCollection: Bool = true,
+                sessionBudget: MemoryBudget = .standard) {
         self.provider = provider
-        self.session = sessionCollection ? MemoryCollection() : nil
+        self.session = sessionCollection ? MemoryCollection(budget: sessionBudget) : nil
     }
 
     // MARK: Collections
@@ -100,7 +101,8 @@ public final class Keychain: Sendable {
     /// unless set otherwise; `session` always names the session collection.
     public func resolveAlias(_ name: String) throws(CofferError) -> CollectionID? {
         let ids = try collectionIDs()
-        var target = try provider?.aliases()[name]
+        let fixed = name == CollectionID.login.rawValue || name == CollectionID.session.rawValue
+        var target = fixed ? nil : try provider?.aliases()[name]
         if target == nil {
             switch name {
             case Self.defaultAlias, CollectionID.login.rawValue: target = .login
@@ -113,9 +115,19 @@ public final class Keychain: Sendable {
     }
 
     /// Points `name` at `collection`, or removes the alias when `collection` is nil.
+    ///
+    /// `login` and `session` always name the collections of those ids (as in gnome-keyring),
+    /// and `default` may not name the in-memory `session` collection: every client's new
+    /// secrets would then vanish when the service stops, without a word.
     public func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError) {
         guard !name.isEmpty, name.utf8.count <= 64, CollectionID(name) != nil else {
             throw .invalidArgument("alias names are 1 to 64 characters of A-Z, a-z, 0-9 and _")
+        }
+        guard name != CollectionID.login.rawValue, name != CollectionID.session.rawValue else {
+            throw .invalidArgument("the '\(name)' alias always names the '\(name)' collection and cannot be changed")
+        }
+        guard name != Self.defaultAlias || collection != .session else {
+            throw .invalidArgument("the default alias cannot name the session collection: its items are not kept when the service stops")
         }
         guard let provider else { throw .invalidArgument("this keychain has no persistent store") }
         if let collection { _ = try self.collection(collection) }
@@ -213,19 +225,21 @@ public final class Keychain: Sendable {
         try unlockedBackend(of: reference).secret(of: reference.item)
     }
 
-    /// The secrets of `references`, in order; nil for an item that does not exist or whose
-    /// collection is locked. Each collection is looked up, and checked for what other processes
-    /// changed, once for all its items.
-    public func secrets(of references: [ItemReference]) -> [Secret?] {
-        var result = [Secret?](repeating: nil, count: references.count)
+    /// Hands `body` the secret of each of `references` (with its position) that exists in an
+    /// unlocked collection, one at a time; missing items and items of locked collections are
+    /// left out, as the Secret Service's GetSecrets does. Each secret's plaintext is released
+    /// before the next is read. Each collection is looked up, and checked for what other
+    /// processes changed, once for all its items. Any other failure ends the call.
+    public func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
         let positions = Dictionary(grouping: references.indices) { references[$0].collection }
-        for (id, indices) in positions {
-            guard let backend = try? collection(id), !backend.isLocked else { continue }
-            for (index, secret) in zip(indices, backend.secrets(of: indices.map { references[$0].item })) {
-                result[index] = secret
+        let existing = Set(try collectionIDs())
+        for (id, indices) in positions.sorted(by: { $0.value[0] < $1.value[0] }) where existing.contains(id) {
+            let backend = try collection(id, listed: true)
+            guard !backend.isLocked else { continue }
+            try backend.forEachSecret(of: indices.map { references[$0].item }) { position, secret in
+                try body(indices[position], secret)
             }
         }
-        return result
     }
 
     public func update(_ reference: ItemReference, with changes: ItemChanges) throws(CofferError) {

@@ -1,7 +1,5 @@
 import CGcrypt
 
-import Synchronization
-
 /// AES-128-CBC with PKCS#7 padding (Secret Service DH sessions): one-shot calls. A session
 /// that transfers many secrets keeps an `AES128CBCKey`.
 public enum AES128CBC {
@@ -19,18 +17,22 @@ public enum AES128CBC {
     }
 }
 
-/// An AES-128-CBC key with its cipher handle kept open (in secure memory). Calls are
-/// serialized by a lock.
+/// An AES-128-CBC key (a Secret Service session's): its 16 bytes in secure memory. Each call
+/// opens a cipher handle for its own duration, so an idle session holds 32 bytes of the secure
+/// pool rather than a libgcrypt handle of a few KiB, and calls from several threads need no lock.
 public final class AES128CBCKey: Sendable {
-    private let handle: CipherHandle
-    private let lock = Mutex(())
+    private let key: SecureBytes
     private let blockLength = AES128CBC.blockLength
 
     public init(_ key: SecureBytes) throws {
         guard key.count == AES128CBC.keyLength else {
             throw CryptoError.invalidInput("AES-128 key must be \(AES128CBC.keyLength) bytes, got \(key.count)")
         }
-        handle = try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128, mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
+        self.key = try key.slice(0..<key.count)
+    }
+
+    private func cipher() throws -> CipherHandle {
+        try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128, mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
     }
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
@@ -42,12 +44,10 @@ public final class AES128CBCKey: Sendable {
         for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
 
         var result = [UInt8](repeating: 0, count: padded.count)
-        try lock.withLock { _ in
-            let cipher = handle
-            try iv.withUnsafeBytes { try cipher.setIV($0) }
-            try result.withUnsafeMutableBytes { out in
-                try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
-            }
+        let cipher = try cipher()
+        try iv.withUnsafeBytes { try cipher.setIV($0) }
+        try result.withUnsafeMutableBytes { out in
+            try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
         }
         return result
     }
@@ -61,12 +61,10 @@ public final class AES128CBCKey: Sendable {
                 "ciphertext length \(ciphertext.count) is not a non-zero multiple of \(blockLength)")
         }
         let output = try SecureBytes(count: ciphertext.count)
-        try lock.withLock { _ in
-            let cipher = handle
-            try iv.withUnsafeBytes { try cipher.setIV($0) }
-            try output.withUnsafeMutableBytes { out in
-                try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
-            }
+        let cipher = try cipher()
+        try iv.withUnsafeBytes { try cipher.setIV($0) }
+        try output.withUnsafeMutableBytes { out in
+            try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
         }
         guard let unpadded = paddingStart(output) else {
             output.removeAll()

@@ -2,13 +2,16 @@ import CGcrypt
 
 /// An owned gcry_cipher handle allocated in secure memory (the key schedule stays there);
 /// closed (and thereby wiped by libgcrypt) when released. Internal helper; the keyed cipher
-/// types that keep one use it only under their lock.
+/// types that keep one use it only under their lock. Charged to the secure-memory budget
+/// while open.
 final class CipherHandle: @unchecked Sendable {
     let raw: gcry_cipher_hd_t
+    private let reservation: SecureReservation
 
     /// Opens `algorithm`/`mode` with GCRY_CIPHER_SECURE and sets `key`.
     init(algorithm: Int32, mode: Int32, key: SecureBytes) throws {
         Crypto.ensureInitialized()
+        reservation = try SecureReservation(SecureReservation.handleBytes)
         var handle: gcry_cipher_hd_t?
         let err = gcry_cipher_open(&handle, algorithm, mode, COFFER_GCRY_CIPHER_SECURE)
         guard err == 0, let handle else {

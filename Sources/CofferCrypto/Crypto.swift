@@ -11,7 +11,8 @@ import Synchronization
 /// handing out unlocked memory. Whether the pool really got locked is checked from the
 /// process's `VmLck` in `/proc/self/status` (before/after the pool is created); only then are
 /// libgcrypt's "using insecure memory" warnings disabled. If locking failed, the warnings stay
-/// on, so the condition is visible on stderr.
+/// on, so the condition is visible on stderr. Coffer's own use of the pool is capped below its
+/// size (`SecureMemoryBudget`), so libgcrypt always finds room for its internal allocations.
 ///
 /// Random numbers: libgcrypt is asked for its "system" RNG (`GCRY_RNG_TYPE_SYSTEM`: the kernel's
 /// getrandom, read directly). Its default CSPRNG mixes a "fast poll" (getrusage, clocks, pool
@@ -41,6 +42,13 @@ public enum Crypto {
     public static var isSecureMemoryLocked: Bool {
         initialize()
         return state.withLock { $0 }
+    }
+
+    /// Bytes of the secure pool Coffer holds now, and the most it may hold (the pool less the
+    /// reserve kept for libgcrypt itself).
+    public static var secureMemoryUse: (used: Int, limit: Int) {
+        initialize()
+        return (SecureMemoryBudget.shared.used, SecureMemoryBudget.shared.limit)
     }
 
     /// prctl(PR_SET_DUMPABLE,0) + RLIMIT_CORE 0 (via CProcess). Returns false if it failed.
@@ -73,6 +81,7 @@ public enum Crypto {
             return false
         }
         let size = UInt32(clamping: max(secureMemoryBytes, 16 << 10))
+        SecureMemoryBudget.shared.configure(poolBytes: Int(size))
         let before = lockedMemoryKiB()
         _ = coffer_gcry_suspend_secmem_warn()
         _ = coffer_gcry_init_secmem(size)

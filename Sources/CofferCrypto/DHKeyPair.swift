@@ -3,10 +3,13 @@ import CGcrypt
 /// The 1024-bit MODP group of RFC 2409 (Second Oakley Group), generator 2, with gcry_mpi.
 ///
 /// The private exponent lives in a secure-memory MPI. `sharedSecret` only reads it, so one key
-/// pair may be used from several threads.
+/// pair may be used from several threads. A key pair is charged to the secure-memory budget
+/// for its big numbers and those of its computations (libgcrypt cannot report an exhausted
+/// pool for them: it aborts).
 public final class DHKeyPair: @unchecked Sendable {
     public static let primeLength = 128
 
+    private let reservation: SecureReservation
     /// The private exponent x (secure memory).
     private let privateExponent: MPI
 
@@ -15,6 +18,7 @@ public final class DHKeyPair: @unchecked Sendable {
 
     /// random private exponent (up to 1023 bits)
     public init() throws {
+        reservation = try SecureReservation(SecureReservation.diffieHellmanBytes)
         let x = try MPI.secure(bits: 1023)
         repeat {
             gcry_mpi_randomize(x.raw, 1023, GCRY_STRONG_RANDOM)
@@ -25,6 +29,7 @@ public final class DHKeyPair: @unchecked Sendable {
 
     /// big-endian; for known-answer tests. Must be at least 2 and at most 128 significant bytes.
     public init(privateKey: [UInt8]) throws {
+        reservation = try SecureReservation(SecureReservation.diffieHellmanBytes)
         let significant = privateKey.drop { $0 == 0 }
         guard significant.count <= Self.primeLength else {
             throw CryptoError.invalidInput("DH private key longer than \(Self.primeLength) bytes")

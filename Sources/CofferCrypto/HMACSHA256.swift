@@ -2,27 +2,32 @@ import CGcrypt
 
 /// A reusable keyed HMAC-SHA256 (keeps one gcry_md handle; reset between uses). Not thread-safe.
 ///
-/// The handle is opened with GCRY_MD_FLAG_SECURE, so the key and hash state live in secure
-/// memory.
+/// A secure handle (the default) keeps the key and hash state in secure memory and is charged
+/// to the secure-memory budget while open. A handle whose key and messages are not secret (the
+/// store's attribute lookup key, kept in clear in the file header) lives in ordinary memory.
 public final class HMACSHA256: @unchecked Sendable {
     public static let outputLength = 32
     private let handle: gcry_md_hd_t
+    private let reservation: SecureReservation?
 
     public init(key: SecureBytes) throws {
-        handle = try key.withUnsafeBytes { try Self.open(key: $0) }
+        reservation = try SecureReservation(SecureReservation.handleBytes)
+        handle = try key.withUnsafeBytes { try Self.open(key: $0, secure: true) }
     }
 
-    public init(key: [UInt8]) throws {
-        handle = try key.withUnsafeBytes { try Self.open(key: $0) }
+    /// A MAC keyed with `key`; `secure: false` when neither the key nor the messages are secret.
+    public init(key: [UInt8], secure: Bool = true) throws {
+        reservation = secure ? try SecureReservation(SecureReservation.handleBytes) : nil
+        handle = try key.withUnsafeBytes { try Self.open(key: $0, secure: secure) }
     }
 
     deinit { gcry_md_close(handle) }
 
-    private static func open(key: UnsafeRawBufferPointer) throws -> gcry_md_hd_t {
+    private static func open(key: UnsafeRawBufferPointer, secure: Bool) throws -> gcry_md_hd_t {
         Crypto.ensureInitialized()
         var hd: gcry_md_hd_t?
         let err = gcry_md_open(&hd, COFFER_GCRY_MD_SHA256,
-                               COFFER_GCRY_MD_FLAG_HMAC | COFFER_GCRY_MD_FLAG_SECURE)
+                               COFFER_GCRY_MD_FLAG_HMAC | (secure ? COFFER_GCRY_MD_FLAG_SECURE : 0))
         guard err == 0, let hd else {
             if coffer_gpg_err_code(err) == GPG_ERR_ENOMEM.rawValue {
                 throw CryptoError.secureMemoryExhausted(requested: 0)

@@ -21,8 +21,18 @@ struct SecureAllocation: @unchecked Sendable {
 /// small and small allocations O(1). Larger requests go to libgcrypt directly. Empty slabs are
 /// returned to the pool (one spare per size class is kept). Slots are zeroed on release; the
 /// caller wipes them too. Thread-safe (one mutex).
+///
+/// Every slab and direct block is charged to a `SecureMemoryBudget` before libgcrypt is asked
+/// for it, so the pool always keeps the reserve libgcrypt needs for itself.
 final class SecureAllocator: Sendable {
     static let shared = SecureAllocator()
+
+    private let budget: SecureMemoryBudget
+
+    /// An allocator charging `budget` (the process's pool budget unless a test gives another).
+    init(budget: SecureMemoryBudget = .shared) {
+        self.budget = budget
+    }
 
     static let slabSize = 32 << 10
     static let sizeClasses = [32, 64, 128, 256, 512, 1024, 2048]
@@ -50,10 +60,10 @@ final class SecureAllocator: Sendable {
     /// At least `bytes` (>= 1) of secure memory, or nil if the pool is exhausted.
     func allocate(_ bytes: Int) -> SecureAllocation? {
         let bytes = max(bytes, 1)
-        guard let c = Self.sizeClass(for: bytes) else { return Self.direct(bytes) }
+        guard let c = Self.sizeClass(for: bytes) else { return direct(bytes) }
         let slot: SecureAllocation? = state.withLock { s in
             if s.partial[c].isEmpty {
-                guard let base = gcry_malloc_secure(Self.slabSize) else { return nil }
+                guard let base = Self.poolBlock(Self.slabSize, budget: budget) else { return nil }
                 let slotSize = Self.sizeClasses[c], count = Self.slabSize / slotSize
                 let slab = Slab(base: base, sizeClass: c,
                                 freeSlots: (0..<Int32(count)).reversed(), live: 0)
@@ -71,19 +81,36 @@ final class SecureAllocator: Sendable {
                                     slab: (id, index))
         }
         // No room for a new slab: a smaller direct block may still fit.
-        return slot ?? Self.direct(bytes)
+        return slot ?? direct(bytes)
     }
 
-    private static func direct(_ bytes: Int) -> SecureAllocation? {
-        guard let pointer = gcry_malloc_secure(bytes) else { return nil }
+    private func direct(_ bytes: Int) -> SecureAllocation? {
+        guard let pointer = Self.poolBlock(bytes, budget: budget) else { return nil }
         return SecureAllocation(pointer: pointer, capacity: bytes, slab: nil)
+    }
+
+    /// `bytes` from libgcrypt's pool, charged to `budget`; nil if either has no room.
+    private static func poolBlock(_ bytes: Int, budget: SecureMemoryBudget) -> UnsafeMutableRawPointer? {
+        let charge = bytes + SecureMemoryBudget.blockOverhead
+        guard budget.take(charge) else { return nil }
+        guard let pointer = gcry_malloc_secure(bytes) else {
+            budget.give(charge)
+            return nil
+        }
+        return pointer
+    }
+
+    /// Returns a block from `poolBlock` to libgcrypt and its charge to the budget.
+    private func freePoolBlock(_ pointer: UnsafeMutableRawPointer, bytes: Int) {
+        gcry_free(pointer)
+        budget.give(bytes + SecureMemoryBudget.blockOverhead)
     }
 
     /// Zeroes and releases a block from `allocate`.
     func release(_ allocation: SecureAllocation) {
         wipe(allocation.pointer, allocation.capacity)
         guard let (id, index) = allocation.slab else {
-            gcry_free(allocation.pointer)
+            freePoolBlock(allocation.pointer, bytes: allocation.capacity)
             return
         }
         let emptied: UnsafeMutableRawPointer? = state.withLock { s in
@@ -99,7 +126,7 @@ final class SecureAllocator: Sendable {
             s.unusedIDs.append(id)
             return base
         }
-        if let emptied { gcry_free(emptied) }
+        if let emptied { freePoolBlock(emptied, bytes: Self.slabSize) }
     }
 
     /// Number of slabs currently held (tests and diagnostics).

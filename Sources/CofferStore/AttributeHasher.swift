@@ -43,7 +43,7 @@ final class AttributeHasher {
     private let mac: HMACSHA256
 
     init(lookupKey: [UInt8]) throws(CofferError) {
-        mac = try wrap { try HMACSHA256(key: lookupKey) }
+        mac = try CofferError.catching { try HMACSHA256(key: lookupKey, secure: false) }
     }
 
     func term(name: String, value: String) -> AttributeTerm {

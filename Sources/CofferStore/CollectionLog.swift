@@ -60,9 +60,39 @@ struct CollectionLog {
         try ingest(upTo: bytes.count)
     }
 
-    /// Forgets a torn tail (after it was truncated from the file).
+    /// Forgets a torn tail (after it was set aside and truncated from the file), and makes sure
+    /// no item id it might have held is ever used again: item ids only grow, and each record
+    /// takes at least `RecordFrame.minimumLength` bytes.
     mutating func dropTornTail() {
+        nextItemID += UInt64(tornBytes / RecordFrame.minimumLength + 1)
         bytes.removeLast(bytes.count - validEnd)
+    }
+
+    /// Whether the bytes after the last committed batch are what a crash leaves of a write in
+    /// progress, rather than damage to committed data. A writer puts records into zero-filled
+    /// space and commits with the batch's last record only after the others are durable, so an
+    /// interrupted write is intact records of the batch followed by at most one record that
+    /// runs past what reached the disk or has a 512-byte sector that never did (still zero).
+    /// Anything else, such as a complete record whose checksum fails, is damage.
+    var tornTailIsUnfinishedWrite: Bool {
+        var offset = validEnd
+        while offset < bytes.count {
+            switch RecordFrame.parse(bytes, at: offset, end: bytes.count) {
+            case .frame(let frame):
+                offset += frame.length
+            case .incomplete:
+                return true
+            case .damaged:
+                let sector = 512
+                var start = (offset + sector - 1) / sector * sector
+                while start + sector <= bytes.count {
+                    if Self.isReservedSpace(bytes, from: start, end: start + sector) { return true }
+                    start += sector
+                }
+                return false
+            }
+        }
+        return true
     }
 
     /// The live record of `item` (checked when it was read from the file; the image never

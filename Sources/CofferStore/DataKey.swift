@@ -10,6 +10,6 @@ struct DataKey {
 
     init(_ bytes: SecureBytes) throws(CofferError) {
         self.bytes = bytes
-        cipher = try wrap { try AESGCMKey(bytes) }
+        cipher = try CofferError.catching { try AESGCMKey(bytes) }
     }
 }

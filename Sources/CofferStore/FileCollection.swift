@@ -62,7 +62,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         guard try PosixFile.identity(of: path) != nil else { throw .collectionNotFound(id.rawValue) }
         let (file, log, identity, size) = try Self.load(path: path)
         if log.tornBytes > 0 {
-            warn("\(path): ignoring \(log.tornBytes) bytes of an unfinished write at the end; they will be removed on the next change")
+            warn(Self.tornTailWarning(log, path: path))
         }
         state = Locked(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
                              hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark))
@@ -72,7 +72,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
                        kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
-        let dataKey = try DataKey(try wrap { try Random.secureBytes(AESGCM.keyLength) })
+        let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
                                             dataKey: dataKey.bytes, password: password, kdf: kdf)
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
@@ -105,7 +105,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     public func info() throws(CofferError) -> CollectionInfo {
         try withFreshState { s throws(CofferError) in
             CollectionInfo(id: id, label: s.log.label, created: s.log.header.created, modified: s.log.modified,
-                           isLocked: s.dataKey == nil, itemCount: s.log.entries.count)
+                           isLocked: s.dataKey == nil, itemCount: s.log.entries.count, recovery: recovery(of: s.log))
         }
     }
 
@@ -146,10 +146,13 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    public func secrets(of items: [ItemID]) -> [Secret?] {
-        (try? withFreshState { s throws(CofferError) in
-            items.map { item in try? ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)) }
-        }) ?? Array(repeating: nil, count: items.count)
+    public func forEachSecret(of items: [ItemID], _ body: (Int, Secret) throws -> Void) throws {
+        try state.withLock { s throws in
+            try refresh(&s, holdingLock: false)
+            for (position, item) in items.enumerated() where s.log.entries[item] != nil {
+                try body(position, try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)))
+            }
+        }
     }
 
     // MARK: Writing
@@ -277,18 +280,48 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             try s.lockFile.lock(.exclusive)
             defer { s.lockFile.unlock() }
             try refresh(&s, holdingLock: true)
-            if s.log.tornBytes > 0 {
-                try s.file.truncate(to: s.log.validEnd)
-                try s.file.sync()
-                s.log.dropTornTail()
-                s.observedSize = s.log.validEnd
-                warn("\(path): removed an unfinished write at the end of the file")
-            }
+            if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
             let result = try body(&s)
             // Still holding the exclusive lock, the only changes queued are this process's own.
             _ = watch.changed(fileName, since: &s.mark)
             return result
         }
+    }
+
+    /// Copies the bytes after the last committed batch aside (durably) before cutting them off,
+    /// so that nothing is destroyed, and records that no item id they might hold is used again.
+    private func setAsideTornTail(_ s: inout State) throws(CofferError) {
+        let kind: SetAside.Kind = s.log.tornTailIsUnfinishedWrite ? .unfinishedWrite : .damage
+        let torn = s.log.bytes[s.log.validEnd...]
+        try SetAside.keep(torn, from: path, at: s.log.validEnd, as: kind, directory: directory)
+        try s.file.truncate(to: s.log.validEnd)
+        try s.file.sync()
+        s.log.dropTornTail()
+        s.observedSize = s.log.validEnd
+        if let key = s.dataKey {
+            let frame = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
+                                               publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
+                                                                                        nextSequence: s.log.nextSequence, label: s.log.label),
+                                               plaintext: nil, key: key, uuid: s.log.header.uuid)
+            try append(frame, to: &s)
+        }
+        warn("\(path): moved \(torn.count) bytes at the end of the file that failed verification to \(SetAside.path(of: path, kind))"
+             + (kind == .damage ? " (damage: up to \(torn.count / RecordFrame.minimumLength + 1) records of committed changes are lost)"
+                                : " (an unfinished write that was never acknowledged)"))
+    }
+
+    static func tornTailWarning(_ log: CollectionLog, path: String) -> String {
+        if log.tornTailIsUnfinishedWrite {
+            return "\(path): ignoring \(log.tornBytes) bytes of an unfinished write at the end; they will be set aside on the next change"
+        }
+        return "\(path): \(log.tornBytes) bytes at the end of the file fail verification (damage: up to \(log.tornBytes / RecordFrame.minimumLength + 1) records of committed changes are unreadable); they will be moved to \(SetAside.path(of: path, .damage)) on the next change"
+    }
+
+    /// What `CollectionInfo.recovery` says: damage set aside earlier, or found now.
+    private func recovery(of log: CollectionLog) -> String? {
+        if let report = SetAside.report(for: path) { return report }
+        guard log.tornBytes > 0, !log.tornTailIsUnfinishedWrite else { return nil }
+        return "damaged: \(log.tornBytes) bytes at the end of the file fail verification; they will be set aside on the next change"
     }
 
     /// Catches up with what other processes wrote, when the watch reports a change (for a

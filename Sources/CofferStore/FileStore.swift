@@ -55,6 +55,12 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         FileHandle.standardError.write(Data("coffer: warning: \(message)\n".utf8))
     }
 
+    /// What `CollectionInfo.recovery` says of collection `id` in `directory` once damage was set
+    /// aside, read from the files alone (for tools that reach the collection through cofferd).
+    public static func recoveryReport(directory: String, id: CollectionID) -> String? {
+        SetAside.report(for: storePath(directory, id))
+    }
+
     static func storeName(_ id: CollectionID) -> String { id.rawValue + storeExtension }
     static func storePath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(storeName(id))" }
     static func lockPath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue).lock" }

@@ -6,7 +6,7 @@ import CofferCrypto
 /// each string or byte field a u32 length then the bytes.
 enum ItemPayload {
     static func encode(_ metadata: ItemMetadata, secret: SecureBytes) throws(CofferError) -> SecureBytes {
-        try wrap {
+        try CofferError.catching {
             let out = try SecureBytes(capacity: 64 + metadata.label.utf8.count + secret.count
                                       + metadata.attributes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 8 })
             try out.appendUInt64LE(metadata.created)
@@ -44,7 +44,7 @@ enum ItemPayload {
     /// The secret and its content type, skipping label and attributes (no strings built).
     static func secret(andContentTypeOf payload: SecureBytes) throws(CofferError) -> Secret {
         let (metadata, range) = try parse(payload, labelAndAttributes: false)
-        return Secret(bytes: try wrap { try payload.slice(range) }, contentType: metadata.contentType)
+        return Secret(bytes: try CofferError.catching { try payload.slice(range) }, contentType: metadata.contentType)
     }
 
     /// Walks the payload; without `labelAndAttributes` the label is empty and the attributes

@@ -26,6 +26,9 @@ struct RecordFrame {
 
     static let batchEndFlag: UInt8 = 0x80
     static let maxLength = 16 << 20
+    /// The shortest a frame can be: every fixed field, an empty public part and an empty
+    /// sealed payload (its tag alone).
+    static let minimumLength = 4 + 1 + 8 + 8 + 8 + 4 + 12 + 4 + 16 + 4
 
     var kind: Kind
     var endsBatch: Bool
@@ -52,7 +55,7 @@ struct RecordFrame {
         body.u64(itemID)
         body.field(publicPart)
         let nonce = Random.nonce(AESGCM.nonceLength)
-        let sealed: [UInt8] = try wrap {
+        let sealed: [UInt8] = try CofferError.catching {
             if let plaintext {
                 return try key.cipher.seal(plaintext, nonce: nonce, aad: uuid + body.bytes)
             }
@@ -114,7 +117,7 @@ struct RecordFrame {
 
     /// Verifies and decrypts the sealed part.
     func open(in bytes: [UInt8], key: DataKey, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
-        try wrap {
+        try CofferError.catching {
             try key.cipher.open(bytes[sealedRange], nonce: Array(bytes[nonceRange]),
                             aad: uuid + bytes[authenticatedRange])
         }

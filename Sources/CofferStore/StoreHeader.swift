@@ -35,7 +35,7 @@ struct StoreHeader {
         var header = StoreHeader(uuid: uuid, created: created, kdf: kdf, salt: Random.bytes(32),
                                  lookupKey: lookupKey, nonce: Random.nonce(AESGCM.nonceLength), sealedDataKey: [])
         let keyEncryptionKey = try header.deriveKey(password: password)
-        header.sealedDataKey = try wrap { try AESGCM.seal(dataKey, key: keyEncryptionKey, nonce: header.nonce, aad: header.associatedData) }
+        header.sealedDataKey = try CofferError.catching { try AESGCM.seal(dataKey, key: keyEncryptionKey, nonce: header.nonce, aad: header.associatedData) }
         return header
     }
 
@@ -54,7 +54,7 @@ struct StoreHeader {
     /// Argon2id over the password behind a fixed leading byte, so that an empty password
     /// (which libgcrypt's Argon2 refuses, and which gnome-keyring users rely on) works too.
     private func deriveKey(password: SecureBytes) throws(CofferError) -> SecureBytes {
-        try wrap {
+        try CofferError.catching {
             let input = try SecureBytes(capacity: password.count + 1)
             try input.append(UInt8(0x01))
             try input.append(password)
@@ -130,19 +130,4 @@ struct StoreHeader {
 func acceptable(_ kdf: Argon2Parameters) -> Bool {
     (1...64).contains(kdf.iterations) && (1...16).contains(kdf.parallelism)
         && (8 * kdf.parallelism...(2 << 20)).contains(kdf.memoryKiB)
-}
-
-/// Runs a crypto call, turning its errors into the store's.
-func wrap<R>(_ body: () throws -> R) throws(CofferError) -> R {
-    do {
-        return try body()
-    } catch CryptoError.authenticationFailed {
-        throw .authenticationFailed
-    } catch CryptoError.secureMemoryExhausted(let requested) {
-        throw .io("out of secure memory (needed \(requested) bytes)")
-    } catch CryptoError.invalidInput(let what) {
-        throw .invalidArgument(what)
-    } catch {
-        throw .io("cryptography failed: \(error)")
-    }
 }

@@ -49,8 +49,31 @@ struct CollectionObject: DBusObject {
         }
     }
 
+    /// The properties CreateItem takes, with their types: gnome-keyring's list. Locked, Created
+    /// and Modified are accepted (libgnome-keyring-era callers send them) and ignored.
+    static let itemProperties: [String: String] = [
+        labelKey: "s", attributesKey: "a{ss}", typeKey: "s",
+        "org.freedesktop.Secret.Item.Locked": "b", "org.freedesktop.Secret.Item.Created": "t",
+        "org.freedesktop.Secret.Item.Modified": "t",
+    ]
+
+    /// Refuses, as gnome-keyring does, a property dictionary with a name CreateItem does not
+    /// know or a value of another type (an extra variant around it included), rather than
+    /// storing something other than what the client meant.
+    static func checkItemProperties(_ properties: [String: DBusValue]) throws(DBusError) {
+        for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
+            guard let type = itemProperties[name] else {
+                throw .invalidArgs("invalid properties: unknown property '\(name)'; CreateItem takes \(labelKey), \(attributesKey) and \(typeKey)")
+            }
+            guard value.signatureString == type else {
+                throw .invalidArgs("invalid properties: \(name) must be a variant holding '\(type)', not '\(value.signatureString)'")
+            }
+        }
+    }
+
     private func createItem(properties: [String: DBusValue], secret value: DBusValue, replace: Bool,
                             caller: String) throws -> [DBusValue] {
+        try Self.checkItemProperties(properties)
         let label = try Self.unwrap(properties[Self.labelKey], as: \.string, "a string") ?? ""
         var attributes = try Self.unwrap(properties[Self.attributesKey], as: \.stringDictionary, "a string dictionary") ?? [:]
         if let type = try Self.unwrap(properties[Self.typeKey], as: \.string, "a string"), attributes[ItemClass.schemaAttribute] == nil {
@@ -60,16 +83,17 @@ struct CollectionObject: DBusObject {
             throw SecretError.isLocked("Cannot create an item in a locked collection")
         }
         let secret = try server.secret(from: value, for: caller)
-        let (reference, isNew) = try server.keychain.insert(NewItem(label: label, attributes: attributes, secret: secret),
+        let (reference, isNew) = try server.keychain.insert(NewItem(label: label, attributes: attributes, secret: secret, owner: caller),
                                                             into: id, onDuplicate: replace ? .replace : .allow)
         server.itemsChanged(in: id, isNew ? "ItemCreated" : "ItemChanged", reference)
         return [.objectPath(SecretPath.item(reference)), .objectPath(SecretPath.none)]
     }
 
-    /// A property dictionary value (variant unwrapped) of the expected type, or nil if absent.
+    /// A property dictionary value (its variant already unwrapped) of the expected type, or nil
+    /// if absent.
     static func unwrap<T>(_ value: DBusValue?, as extract: KeyPath<DBusValue, T?>, _ what: String) throws(DBusError) -> T? {
         guard let value else { return nil }
-        guard let result = (value.variantValue ?? value)[keyPath: extract] else {
+        guard let result = value[keyPath: extract] else {
             throw .invalidArgs("invalid properties: a value must be \(what)")
         }
         return result

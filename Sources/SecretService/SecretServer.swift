@@ -19,18 +19,30 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     let log: @Sendable (String) -> Void
 
     private(set) var sessions: [UInt64: TransferSession] = [:]
+    /// How many sessions each client holds.
+    private var sessionCounts: [String: Int] = [:]
     private var nextSession: UInt64 = 1
+    /// Counts session opens and uses: the clock `TransferSession.lastUsed` is read on.
+    private var sessionClock: UInt64 = 0
     var prompts: [UInt64: Prompt] = [:]
     private var nextPrompt: UInt64 = 1
     private var tokens: [HandlerToken] = []
 
-    /// How many sessions one client (unique bus name) may hold open. Each DH session keeps
-    /// an AES key in the fixed secure-memory pool, so unbounded sessions would exhaust it.
-    static let maxSessionsPerClient = 64
+    /// How many sessions one client (unique bus name) may hold open; opening one more closes
+    /// its least recently used session. gnome-keyring has no limit, and clients such as
+    /// SecretStorage open a session per item and never close them, so the limit is high and a
+    /// client is never refused: only sessions it stopped using go.
+    static let maxSessionsPerClient = 1024
+    /// How many sessions all clients may hold; past it, the least recently used session of the
+    /// client holding the most is closed. Each DH session keeps a 16-byte key in secure memory.
+    static let maxSessions = 16384
     /// How many prompts one client may have pending (created and not yet completed).
     static let maxPromptsPerClient = 8
-    /// The error name for a client over one of those limits.
-    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+    /// How many prompts all clients may have pending.
+    static let maxPrompts = 256
+    /// The most a GetSecrets reply may carry: below the smallest message limit dbus-daemon
+    /// applies by default (32 MiB), since a bus drops the connection of a sender that passes it.
+    static let maxReplyBytes = 24 << 20
 
     /// A server for `keychain` on `connection`. `passwords` shows password dialogs for
     /// prompts (none: every prompt completes as dismissed). `log` gets one line per session,
@@ -156,6 +168,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         guard case .session(let number) = SecretPath.parse(path), let session = sessions[number], session.owner == caller else {
             throw SecretError.noSession("no session \(path) for this caller; call OpenSession first")
         }
+        sessionClock += 1
+        session.lastUsed = sessionClock
         return session
     }
 
@@ -178,27 +192,46 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     // MARK: Sessions
 
     func openSession(algorithm: String, input: DBusValue, caller: String) throws(DBusError) -> [DBusValue] {
-        guard sessions.values.count(where: { $0.owner == caller }) < Self.maxSessionsPerClient else {
-            throw DBusError(name: Self.limitsExceeded,
-                            message: "a client may hold at most \(Self.maxSessionsPerClient) open sessions; close some first")
-        }
         let number = nextSession
         let path = SecretPath.session(number)
         let (session, output) = try TransferSession.open(algorithm: algorithm, input: input, path: path, owner: caller)
+        if sessionCounts[caller, default: 0] >= Self.maxSessionsPerClient {
+            closeLeastRecentlyUsedSession(of: caller, why: "it holds \(Self.maxSessionsPerClient) sessions")
+        }
+        if sessions.count >= Self.maxSessions, let largest = sessionCounts.max(by: { $0.value < $1.value })?.key {
+            closeLeastRecentlyUsedSession(of: largest, why: "all clients hold \(Self.maxSessions) sessions, it the most")
+        }
         nextSession += 1
+        sessionClock += 1
+        session.lastUsed = sessionClock
         sessions[number] = session
+        sessionCounts[caller, default: 0] += 1
         log("session \(path.lastElement ?? "") opened by \(caller) (\(algorithm))")
         return [output, .objectPath(path)]
     }
 
     func closeSession(_ number: UInt64) {
-        guard let session = sessions.removeValue(forKey: number) else { return }
+        guard let session = removeSession(number) else { return }
         log("session s\(number) of \(session.owner) closed")
+    }
+
+    private func closeLeastRecentlyUsedSession(of owner: String, why: String) {
+        guard let (number, _) = sessions.filter({ $0.value.owner == owner }).min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { return }
+        removeSession(number)
+        log("session s\(number) of \(owner) closed, the least recently used, because \(why)")
+    }
+
+    @discardableResult
+    private func removeSession(_ number: UInt64) -> TransferSession? {
+        guard let session = sessions.removeValue(forKey: number) else { return nil }
+        sessionCounts[session.owner, default: 1] -= 1
+        if sessionCounts[session.owner] == 0 { sessionCounts[session.owner] = nil }
+        return session
     }
 
     private func clientLeft(_ name: String) {
         for (number, session) in sessions where session.owner == name {
-            sessions[number] = nil
+            removeSession(number)
             log("session s\(number) of \(name) ended: the client left the bus")
         }
         for (number, prompt) in prompts where prompt.owner == name {
@@ -212,8 +245,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// A new pending prompt for `owner`; `LimitsExceeded` if it already has the most allowed.
     func makePrompt(owner: String, action: Prompt.Action) throws(DBusError) -> ObjectPath {
         guard prompts.values.count(where: { $0.owner == owner }) < Self.maxPromptsPerClient else {
-            throw DBusError(name: Self.limitsExceeded,
-                            message: "a client may have at most \(Self.maxPromptsPerClient) pending prompts; run or dismiss them first")
+            throw SecretError.limitsExceeded("a client may have at most \(Self.maxPromptsPerClient) pending prompts; run or dismiss them first")
+        }
+        guard prompts.count < Self.maxPrompts else {
+            throw SecretError.limitsExceeded("\(Self.maxPrompts) prompts are pending; try again once some are done")
         }
         let number = nextPrompt
         nextPrompt += 1

@@ -59,9 +59,7 @@ struct ServiceObject: DBusObject {
     static let collectionLabelKey = "org.freedesktop.Secret.Collection.Label"
 
     private func label(from properties: [String: DBusValue]) throws(DBusError) -> String {
-        guard let value = properties[Self.collectionLabelKey]?.variantValue ?? properties[Self.collectionLabelKey] else {
-            return "Unnamed"
-        }
+        guard let value = properties[Self.collectionLabelKey] else { return "Unnamed" }
         guard let label = value.string else { throw .invalidArgs("\(Self.collectionLabelKey) must be a string") }
         return label
     }
@@ -94,8 +92,10 @@ struct ServiceObject: DBusObject {
         var unlocked: [ObjectPath] = []
         var pending: [(ObjectPath, CollectionID)] = []
         for path in paths {
-            guard let id = server.collectionID(at: path) ?? server.itemReference(at: path)?.collection,
-                  let info = try? server.keychain.info(id) else { continue }
+            guard let id = server.collectionID(at: path) ?? server.itemReference(at: path)?.collection else { continue }
+            // A damaged collection says so rather than being skipped.
+            let info: CollectionInfo
+            do { info = try server.keychain.info(id) } catch { throw DBusError(converting: error) }
             if info.isLocked { pending.append((path, id)) } else { unlocked.append(path) }
         }
         guard !pending.isEmpty else { return [.objectPathArray(unlocked), .objectPath(SecretPath.none)] }
@@ -122,14 +122,23 @@ struct ServiceObject: DBusObject {
 
     // MARK: Secrets
 
+    /// Every requested secret that exists in an unlocked collection, encoded for the caller's
+    /// session; missing and locked items are left out (as gnome-keyring and oo7 do), any other
+    /// failure fails the whole call: a reply never silently lacks a secret. Secrets are read one
+    /// at a time, so the call needs secure memory for one secret, whatever their number.
     private func getSecrets(_ paths: [ObjectPath], session path: ObjectPath, caller: String) throws -> DBusValue {
         let session = try server.session(at: path, for: caller)
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
         var entries: [DBusValue.DictionaryEntry] = []
         entries.reserveCapacity(named.count)
-        for ((path, _), secret) in zip(named, server.keychain.secrets(of: named.map(\.1))) {
-            guard let secret else { continue }
-            entries.append(.init(key: .objectPath(path), value: try session.encode(secret)))
+        var replyBytes = 0
+        try server.keychain.forEachSecret(of: named.map(\.1)) { position, secret in
+            replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
+            guard replyBytes <= SecretServer.maxReplyBytes else {
+                throw SecretError.limitsExceeded(
+                    "the \(named.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+            }
+            entries.append(.init(key: .objectPath(named[position].0), value: try session.encode(secret)))
         }
         return .dictionary(keySignature: .objectPath, valueSignature: "(oayays)", entries)
     }

@@ -20,6 +20,9 @@ final class TransferSession {
     /// The unique bus name of the client that opened it; only it may use it.
     let owner: String
     let algorithm: Algorithm
+    /// When it was last opened or used, on the server's clock of calls (for evicting the
+    /// least recently used session of a client that holds too many).
+    var lastUsed: UInt64 = 0
 
     private init(path: ObjectPath, owner: String, algorithm: Algorithm) {
         self.path = path
@@ -47,6 +50,8 @@ final class TransferSession {
                 return (TransferSession(path: path, owner: owner, algorithm: .dh(try AES128CBCKey(key))), .variant(.bytes(pair.publicKey)))
             } catch CryptoError.invalidInput(let why) {
                 throw .invalidArgs("unusable public key: \(why)")
+            } catch CryptoError.secureMemoryExhausted {
+                throw SecretError.outOfSecureMemory
             } catch {
                 throw .failed("key agreement failed")
             }
@@ -68,6 +73,8 @@ final class TransferSession {
             do {
                 let sealed = try cipher.encrypt(secret.bytes, iv: iv)
                 return .structure([.objectPath(path), .bytes(iv), .bytes(sealed), .string(secret.contentType)])
+            } catch CryptoError.secureMemoryExhausted {
+                throw SecretError.outOfSecureMemory
             } catch {
                 throw .failed("cannot encrypt the secret for the session")
             }
@@ -87,7 +94,7 @@ final class TransferSession {
             do {
                 return Secret(bytes: try SecureBytes(wiping: &value), contentType: contentType)
             } catch {
-                throw .failed("out of secure memory")
+                throw SecretError.outOfSecureMemory
             }
         case .dh(let cipher):
             guard parameters.count == AES128CBC.blockLength else {
@@ -95,6 +102,8 @@ final class TransferSession {
             }
             do {
                 return Secret(bytes: try cipher.decrypt(value, iv: parameters), contentType: contentType)
+            } catch CryptoError.secureMemoryExhausted {
+                throw SecretError.outOfSecureMemory
             } catch {
                 throw .invalidArgs("the secret cannot be decrypted with this session's key")
             }

@@ -55,6 +55,8 @@ struct CLIError: Error {
             self = .storeFailure("store file \(file) is damaged (\(reason)); it was left untouched. Restore it from a backup or move it aside")
         case .io(let what):
             self = .storeFailure("\(what); check the permissions and free space of the data directory")
+        case .limitExceeded(let what):
+            self = .storeFailure("\(what); nothing was changed")
         }
     }
 
@@ -63,6 +65,8 @@ struct CLIError: Error {
         switch error {
         case let error as CLIError: error
         case let error as CofferError: CLIError(error)
+        case CryptoError.secureMemoryExhausted:
+            .storeFailure("out of secure memory for secrets (at most \(Crypto.secureMemoryUse.limit >> 10) KiB); ask for fewer or smaller secrets at a time")
         case let error as CryptoError: .storeFailure("cryptographic failure: \(error)")
         default: .storeFailure("unexpected failure: \(error)")
         }

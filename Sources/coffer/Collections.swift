@@ -44,6 +44,9 @@ struct Collections: ParsableCommand {
         } else if !rows.isEmpty {
             Self.table(rows).forEach(Output.line)
         }
+        for row in rows {
+            if let recovery = row.info.recovery { Output.note("warning: collection '\(row.info.id)' \(recovery)") }
+        }
         if !unreadable.isEmpty {
             let names = unreadable.map { "'\($0)'" }.joined(separator: ", ")
             throw CLIError.storeFailure("cannot read collection \(names); see the warning above")
@@ -62,7 +65,13 @@ struct Collections: ParsableCommand {
                 if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
                 Encode.jsonString(alias, to: &out)
             }
-            out.append(contentsOf: Array("]}".utf8))
+            out.append(contentsOf: Array("], \"recovery\": ".utf8))
+            if let recovery = row.info.recovery {
+                Encode.jsonString(recovery, to: &out)
+            } else {
+                out.append(contentsOf: Array("null".utf8))
+            }
+            out.append(UInt8(ascii: "}"))
         }
         out.append(contentsOf: Array((rows.isEmpty ? "]\n" : "\n]\n").utf8))
         return out

@@ -1,4 +1,5 @@
 import CofferCore
+import CofferStore
 import CofferCrypto
 import DBusKit
 
@@ -41,7 +42,8 @@ final class DaemonKeychain: KeychainBackend {
         guard let label = values["Label"]?.string, let locked = values["Locked"]?.bool,
               let items = values["Items"]?.objectPathArray else { throw DaemonBus.unexpected("GetAll") }
         return CollectionInfo(id: id, label: label, created: values["Created"]?.uint64 ?? 0,
-                              modified: values["Modified"]?.uint64 ?? 0, isLocked: locked, itemCount: items.count)
+                              modified: values["Modified"]?.uint64 ?? 0, isLocked: locked, itemCount: items.count,
+                              recovery: FileStore.recoveryReport(directory: FileStore.defaultDirectory(), id: id))
     }
 
     func aliases() throws -> [String: CollectionID] {
@@ -146,13 +148,11 @@ final class DaemonKeychain: KeychainBackend {
         let references = try matches(of: query)
         guard !references.isEmpty else { return [] }
         guard try !isLocked(id) else {
-            return references.map { ItemMatch(reference: $0, isLocked: true, metadata: nil, secret: nil) }
+            return references.map { ItemMatch(reference: $0, isLocked: true, metadata: nil) }
         }
-        let secrets = query.returnSecret ? try secrets(of: references) : [:]
         return try references.map { reference in
-            let secret = secrets[reference.item]
-            let metadata = query.returnAttributes ? try metadata(of: reference, contentType: secret?.contentType) : nil
-            return ItemMatch(reference: reference, isLocked: false, metadata: metadata, secret: secret)
+            let metadata = query.returnAttributes ? try metadata(of: reference) : nil
+            return ItemMatch(reference: reference, isLocked: false, metadata: metadata)
         }
     }
 
@@ -242,29 +242,39 @@ final class DaemonKeychain: KeychainBackend {
         }.map(\.item)
     }
 
-    private func metadata(of reference: ItemReference, contentType: String?) throws -> ItemMetadata {
+    /// Label, attributes and times (Secret Service items have no content type property: it
+    /// travels with the secret, and listings do not show it).
+    private func metadata(of reference: ItemReference) throws -> ItemMetadata {
         let values = try calling(.item(reference.collection)) { try bus.getAll(SecretBus.path(of: reference), SecretBus.item) }
         guard let label = values["Label"]?.string, let attributes = values["Attributes"]?.stringDictionary else {
             throw DaemonBus.unexpected("GetAll")
         }
-        return ItemMetadata(label: label, attributes: attributes, contentType: contentType ?? "text/plain",
+        return ItemMetadata(label: label, attributes: attributes, contentType: "text/plain",
                             created: values["Created"]?.uint64 ?? 0, modified: values["Modified"]?.uint64 ?? 0)
     }
 
-    /// The secrets of `references` (one collection), by item id, from one GetSecrets call.
-    private func secrets(of references: [ItemReference]) throws -> [ItemID: Secret] {
+    /// How many secrets one GetSecrets call asks for: at most 8 MiB of secrets, well below
+    /// what one D-Bus reply may carry.
+    static let secretsPerCall = 32
+
+    /// The secrets of `references` (one collection) from GetSecrets calls of `secretsPerCall`
+    /// items, each decoded into secure memory only when `body` gets it.
+    func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
+        guard let collection = references.first?.collection else { return }
         let session = try session()
-        let reply = try calling(.item(references[0].collection)) {
-            try bus.call(SecretBus.servicePath, SecretBus.service, "GetSecrets",
-                         [.objectPathArray(references.map(SecretBus.path(of:))), .objectPath(session.path)])
+        for start in stride(from: 0, to: references.count, by: Self.secretsPerCall) {
+            let batch = references[start..<min(start + Self.secretsPerCall, references.count)]
+            let reply = try calling(.item(collection)) {
+                try bus.call(SecretBus.servicePath, SecretBus.service, "GetSecrets",
+                             [.objectPathArray(batch.map(SecretBus.path(of:))), .objectPath(session.path)])
+            }
+            guard let entries = reply.first?.dictionaryEntries else { throw DaemonBus.unexpected("GetSecrets") }
+            for entry in entries {
+                guard let path = entry.key.objectPath, let reference = SecretBus.reference(at: path),
+                      let position = batch.firstIndex(of: reference) else { throw DaemonBus.unexpected("GetSecrets") }
+                try body(position, try session.decode(entry.value))
+            }
         }
-        guard let entries = reply.first?.dictionaryEntries else { throw DaemonBus.unexpected("GetSecrets") }
-        var result: [ItemID: Secret] = [:]
-        for entry in entries {
-            guard let path = entry.key.objectPath, let reference = SecretBus.reference(at: path) else { continue }
-            result[reference.item] = try session.decode(entry.value)
-        }
-        return result
     }
 
     /// cofferd never answers with a prompt to the calls coffer makes; another service might.

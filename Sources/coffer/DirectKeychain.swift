@@ -40,9 +40,11 @@ final class DirectKeychain: KeychainBackend {
     }
 
     func search(_ query: Query) throws -> [ItemMatch] {
-        try keychain.search(query).map {
-            ItemMatch(reference: $0.reference, isLocked: $0.isLocked, metadata: $0.metadata, secret: $0.secret)
-        }
+        try keychain.search(query).map { ItemMatch(reference: $0.reference, isLocked: $0.isLocked, metadata: $0.metadata) }
+    }
+
+    func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
+        try keychain.forEachSecret(of: references, body)
     }
 
     func update(_ query: Query, with changes: ItemChanges) throws -> [ItemReference] {

@@ -41,9 +41,13 @@ protocol KeychainBackend: AnyObject {
     /// fail with `CofferError.duplicateItem`.
     func add(_ item: NewItem, to id: CollectionID, replace: Bool) throws -> (reference: ItemReference, replaced: Bool)
     /// The matches of `query` in its collection (`query.collection` is always set by the
-    /// commands). Matching works while locked; labels, attributes and secrets need the
-    /// collection unlocked.
+    /// commands). Matching works while locked; labels and attributes need the collection
+    /// unlocked. Secrets come from `forEachSecret`.
     func search(_ query: Query) throws -> [ItemMatch]
+    /// Hands `body` the secret of each of `references` (with its position) that still exists
+    /// in an unlocked collection, one at a time, so that any number of secrets needs secure
+    /// memory for one only.
+    func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws
     /// Applies `changes` to every match; `CofferError.itemNotFound` when nothing matches,
     /// `.locked` when the collection is locked.
     func update(_ query: Query, with changes: ItemChanges) throws -> [ItemReference]
@@ -62,6 +66,4 @@ struct ItemMatch {
     let isLocked: Bool
     /// Present when asked for and the collection is unlocked.
     let metadata: ItemMetadata?
-    /// Present when asked for and the collection is unlocked.
-    let secret: Secret?
 }

@@ -80,130 +80,163 @@ struct Search: ParsableCommand {
         if !noUnlock {
             try access.unlock(id, input: InputSource(passwordFromStdin: passwords.passwordStdin))
         }
-        let wantSecret = showSecret || secretOnly
         let results = try access.keychain.search(Query(attributes: attributes, collection: id, limit: limit,
-                                                       returnAttributes: true, returnSecret: wantSecret))
+                                                       returnAttributes: true))
         guard let first = results.first else {
             throw CLIError.notFound("no item in '\(id)' matches the query")
         }
         if secretOnly {
-            guard let secret = first.secret else { throw CLIError.locked("collection '\(id)' is locked") }
-            secret.bytes.withUnprotectedCopy { bytes in
-                var out = [UInt8]()
-                out.reserveCapacity(bytes.count + 1)
-                out.append(contentsOf: bytes)
-                if !raw { out.append(UInt8(ascii: "\n")) }
-                Output.write(out)
-                zero(&out)
+            var printed = false
+            try access.keychain.forEachSecret(of: [first.reference]) { _, secret in
+                secret.bytes.withUnprotectedCopy { bytes in
+                    var out = [UInt8]()
+                    out.reserveCapacity(bytes.count + 1)
+                    out.append(contentsOf: bytes)
+                    if !raw { out.append(UInt8(ascii: "\n")) }
+                    Output.write(out)
+                    zero(&out)
+                }
+                printed = true
             }
+            guard printed else { throw CLIError.locked("collection '\(id)' is locked, or the item was deleted meanwhile") }
             return
         }
-        var out = [UInt8]()
-        out.reserveCapacity(ResultWriter.capacity(for: results))
-        if json {
-            ResultWriter.json(results, to: &out)
-        } else {
-            ResultWriter.text(results, to: &out)
+        var items = try showSecret ? itemsWithSecrets(results, access: access) : results.map { result in
+            var item = [UInt8]()
+            item.reserveCapacity(ResultWriter.capacity(for: result, secretBytes: 0))
+            ResultWriter.write(result, secret: nil, json: json, to: &item)
+            return item
         }
+        var out = [UInt8]()
+        out.reserveCapacity(items.reduce(16) { $0 + $1.count + 4 })
+        out.append(contentsOf: Array((json ? "[\n  " : "").utf8))
+        for index in items.indices {
+            if index > 0 { out.append(contentsOf: Array((json ? ",\n  " : "\n").utf8)) }
+            out.append(contentsOf: items[index])
+            zero(&items[index])
+        }
+        if json { out.append(contentsOf: Array("\n]\n".utf8)) }
         Output.write(out)
         zero(&out)
     }
+
+    /// Each result formatted with its secret, the secrets read one at a time (so that any
+    /// number of them needs secure memory for one only). Fails, printing nothing, if a secret
+    /// cannot be had: a listing never silently lacks one.
+    private func itemsWithSecrets(_ results: [ItemMatch], access: KeychainAccess) throws -> [[UInt8]] {
+        var items = [[UInt8]?](repeating: nil, count: results.count)
+        do {
+            try access.keychain.forEachSecret(of: results.map(\.reference)) { position, secret in
+                var item = [UInt8]()
+                item.reserveCapacity(ResultWriter.capacity(for: results[position], secretBytes: secret.bytes.count))
+                ResultWriter.write(results[position], secret: secret, json: json, to: &item)
+                items[position] = item
+            }
+            let missing = results.indices.filter { items[$0] == nil }
+            guard missing.isEmpty else {
+                let names = missing.prefix(5).map { "\(results[$0].reference)" }.joined(separator: ", ")
+                throw CLIError.storeFailure("the secrets of \(missing.count) matching items could not be read (\(names)); they may have been deleted or locked meanwhile. Nothing was printed; try again")
+            }
+        } catch {
+            for index in items.indices { if items[index] != nil { zero(&items[index]!) } }
+            throw error
+        }
+        return items.map { $0! }
+    }
 }
 
-/// Formats search results into a buffer reserved large enough never to reallocate (so that
+/// Formats one search result into a buffer reserved large enough never to reallocate (so that
 /// no copy of a secret is left behind in freed memory); the caller zeroes it.
 enum ResultWriter {
-    static func capacity(for results: [ItemMatch]) -> Int {
-        var total = 64
-        for result in results {
-            total += 256
-            if let metadata = result.metadata {
-                total += metadata.label.utf8.count * 6 + 32
-                for (name, value) in metadata.attributes { total += (name.utf8.count + value.utf8.count) * 6 + 32 }
-            }
-            if let secret = result.secret { total += secret.bytes.count * 6 + 64 }
+    static func capacity(for result: ItemMatch, secretBytes: Int) -> Int {
+        var total = 256 + secretBytes * 6
+        if let metadata = result.metadata {
+            total += metadata.label.utf8.count * 6 + 32
+            for (name, value) in metadata.attributes { total += (name.utf8.count + value.utf8.count) * 6 + 32 }
         }
         return total
     }
 
-    static func json(_ results: [ItemMatch], to out: inout [UInt8]) {
-        out.append(contentsOf: Array("[".utf8))
-        for (index, result) in results.enumerated() {
-            out.append(contentsOf: Array((index == 0 ? "\n  {" : ",\n  {").utf8))
-            key("collection", &out)
-            Encode.jsonString(result.reference.collection.rawValue, to: &out)
-            out.append(contentsOf: Array(", ".utf8))
-            key("id", &out)
-            out.append(contentsOf: Array(String(result.reference.item).utf8))
-            out.append(contentsOf: Array(", ".utf8))
-            key("label", &out)
-            if let metadata = result.metadata {
-                Encode.jsonString(metadata.label, to: &out)
-            } else {
-                out.append(contentsOf: Array("null".utf8))
-            }
-            out.append(contentsOf: Array(", ".utf8))
-            key("attributes", &out)
-            if let metadata = result.metadata {
-                out.append(UInt8(ascii: "{"))
-                for (position, name) in metadata.attributes.keys.sorted().enumerated() {
-                    if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
-                    Encode.jsonString(name, to: &out)
-                    out.append(contentsOf: Array(": ".utf8))
-                    Encode.jsonString(metadata.attributes[name]!, to: &out)
-                }
-                out.append(UInt8(ascii: "}"))
-            } else {
-                out.append(contentsOf: Array("null".utf8))
-            }
-            out.append(contentsOf: Array(", ".utf8))
-            key("locked", &out)
-            out.append(contentsOf: Array((result.isLocked ? "true" : "false").utf8))
-            if let secret = result.secret {
-                secret.bytes.withUnprotectedCopy { bytes in
-                    out.append(contentsOf: Array(", ".utf8))
-                    if isValidUTF8(bytes) {
-                        key("secret", &out)
-                        Encode.jsonString(bytes, to: &out)
-                    } else {
-                        key("secret_base64", &out)
-                        out.append(UInt8(ascii: "\""))
-                        Encode.base64(bytes, to: &out)
-                        out.append(UInt8(ascii: "\""))
-                    }
-                }
+    /// One result as a JSON object, or in secret-tool's layout.
+    static func write(_ result: ItemMatch, secret: Secret?, json: Bool, to out: inout [UInt8]) {
+        if json {
+            self.json(result, secret: secret, to: &out)
+        } else {
+            text(result, secret: secret, to: &out)
+        }
+    }
+
+    private static func json(_ result: ItemMatch, secret: Secret?, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        key("collection", &out)
+        Encode.jsonString(result.reference.collection.rawValue, to: &out)
+        out.append(contentsOf: Array(", ".utf8))
+        key("id", &out)
+        out.append(contentsOf: Array(String(result.reference.item).utf8))
+        out.append(contentsOf: Array(", ".utf8))
+        key("label", &out)
+        if let metadata = result.metadata {
+            Encode.jsonString(metadata.label, to: &out)
+        } else {
+            out.append(contentsOf: Array("null".utf8))
+        }
+        out.append(contentsOf: Array(", ".utf8))
+        key("attributes", &out)
+        if let metadata = result.metadata {
+            out.append(UInt8(ascii: "{"))
+            for (position, name) in metadata.attributes.keys.sorted().enumerated() {
+                if position > 0 { out.append(contentsOf: Array(", ".utf8)) }
+                Encode.jsonString(name, to: &out)
+                out.append(contentsOf: Array(": ".utf8))
+                Encode.jsonString(metadata.attributes[name]!, to: &out)
             }
             out.append(UInt8(ascii: "}"))
+        } else {
+            out.append(contentsOf: Array("null".utf8))
         }
-        out.append(contentsOf: Array((results.isEmpty ? "]\n" : "\n]\n").utf8))
+        out.append(contentsOf: Array(", ".utf8))
+        key("locked", &out)
+        out.append(contentsOf: Array((result.isLocked ? "true" : "false").utf8))
+        if let secret {
+            secret.bytes.withUnprotectedCopy { bytes in
+                out.append(contentsOf: Array(", ".utf8))
+                if isValidUTF8(bytes) {
+                    key("secret", &out)
+                    Encode.jsonString(bytes, to: &out)
+                } else {
+                    key("secret_base64", &out)
+                    out.append(UInt8(ascii: "\""))
+                    Encode.base64(bytes, to: &out)
+                    out.append(UInt8(ascii: "\""))
+                }
+            }
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     /// secret-tool's layout: a "[collection/id]" header, then "key = value" lines, with
     /// control characters escaped.
-    static func text(_ results: [ItemMatch], to out: inout [UInt8]) {
-        for (index, result) in results.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: "\n")) }
-            line("[\(result.reference)]", &out)
-            if let metadata = result.metadata {
-                line("label = \(Encode.display(metadata.label))", &out)
+    private static func text(_ result: ItemMatch, secret: Secret?, to out: inout [UInt8]) {
+        line("[\(result.reference)]", &out)
+        if let metadata = result.metadata {
+            line("label = \(Encode.display(metadata.label))", &out)
+        }
+        line("locked = \(result.isLocked ? "yes" : "no")", &out)
+        if let metadata = result.metadata {
+            for name in metadata.attributes.keys.sorted() {
+                line("attribute.\(Encode.display(name)) = \(Encode.display(metadata.attributes[name]!))", &out)
             }
-            line("locked = \(result.isLocked ? "yes" : "no")", &out)
-            if let metadata = result.metadata {
-                for name in metadata.attributes.keys.sorted() {
-                    line("attribute.\(Encode.display(name)) = \(Encode.display(metadata.attributes[name]!))", &out)
+        }
+        if let secret {
+            secret.bytes.withUnprotectedCopy { bytes in
+                if isValidUTF8(bytes) {
+                    out.append(contentsOf: Array("secret = ".utf8))
+                    Encode.display(bytes, to: &out)
+                } else {
+                    out.append(contentsOf: Array("secret_base64 = ".utf8))
+                    Encode.base64(bytes, to: &out)
                 }
-            }
-            if let secret = result.secret {
-                secret.bytes.withUnprotectedCopy { bytes in
-                    if isValidUTF8(bytes) {
-                        out.append(contentsOf: Array("secret = ".utf8))
-                        Encode.display(bytes, to: &out)
-                    } else {
-                        out.append(contentsOf: Array("secret_base64 = ".utf8))
-                        Encode.base64(bytes, to: &out)
-                    }
-                    out.append(UInt8(ascii: "\n"))
-                }
+                out.append(UInt8(ascii: "\n"))
             }
         }
     }

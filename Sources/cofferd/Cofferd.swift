@@ -49,6 +49,9 @@ struct Cofferd: ParsableCommand {
     @Option(help: ArgumentHelp("Bus address to serve on instead of the session bus.", visibility: .hidden))
     var address: String?
 
+    @Option(help: ArgumentHelp("Size of the locked secure-memory pool in KiB (default 4096).", visibility: .hidden))
+    var secureMemoryKib: Int = 4096
+
     func run() throws {
         Crypto.unblockAllSignals()
         Crypto.disableCoreDumps()
@@ -56,15 +59,14 @@ struct Cofferd: ParsableCommand {
         // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
         // threads are not inherited by a child, so they must be set up in the process that serves.
         let readiness = foreground ? nil : try Daemonizer.detach()
-        Crypto.initialize()
+        Crypto.initialize(secureMemoryBytes: secureMemoryKib << 10)
         let log = Log.line
-
-        let password = unlock ? try Startup.readPassword() : nil
-        readiness?.leaveTerminal()
 
         let directory = dataDir ?? FileStore.defaultDirectory()
         let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
-        if let password { try Startup.unlockLogin(keychain, password: password, log: log) }
+        // The password is read, used and wiped here: it is gone before the daemon serves.
+        if unlock { try Startup.unlockLogin(keychain, password: try Startup.readPassword(), log: log) }
+        readiness?.leaveTerminal()
 
         let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
         // Before the name is claimed: from then on clients (and service managers) see us as

@@ -36,8 +36,11 @@ enum Startup {
         return password.isEmpty ? nil : password
     }
 
-    /// `--unlock`: creates `login` with `password` if it is missing, then unlocks it.
-    static func unlockLogin(_ keychain: Keychain, password: SecureBytes, log: (String) -> Void) throws {
+    /// `--unlock`: creates `login` with `password` if it is missing, then unlocks it. A damaged
+    /// `login` file is left exactly as it is (never replaced by a fresh one) and reported; the
+    /// daemon still starts and serves the other collections.
+    static func unlockLogin(_ keychain: Keychain, password: SecureBytes?, log: (String) -> Void) throws {
+        guard let password else { return }
         if try !keychain.collectionIDs().contains(.login) {
             try keychain.createCollection(label: "Login", id: .login, password: password)
             log("created the login collection")
@@ -46,6 +49,9 @@ enum Startup {
                 try keychain.unlock(.login, password: password)
             } catch CofferError.authenticationFailed {
                 throw StartupError("the password given to --unlock does not open the login collection")
+            } catch CofferError.storeCorrupt(let file, let reason) {
+                log("warning: the login collection is damaged (\(file): \(reason)); it was left untouched and stays locked. The other collections are served. Move the file aside (or restore it from a backup) to start a new login collection")
+                return
             }
         }
         log("collection login unlocked")

@@ -45,4 +45,33 @@ struct SecureAllocatorTests {
         #expect(UnsafeRawBufferPointer(start: b.pointer, count: b.capacity).allSatisfy { $0 == 0 })
         allocator.release(b)
     }
+
+    /// An allocator stops at its budget (nil, nothing charged), and everything it took is given
+    /// back when released, so the pool keeps its reserve for libgcrypt.
+    @Test func stopsAtItsBudget() throws {
+        Crypto.initialize()
+        let budget = SecureMemoryBudget(limit: 200 << 10)
+        let allocator = SecureAllocator(budget: budget)
+        var blocks: [SecureAllocation] = []
+        while let block = allocator.allocate(3000) { blocks.append(block) }
+        #expect(blocks.count > 10)
+        #expect(budget.used <= budget.limit)
+        #expect(throws: CryptoError.secureMemoryExhausted(requested: 64 << 10)) {
+            try SecureReservation(64 << 10, budget: budget)
+        }
+        for block in blocks { allocator.release(block) }
+        #expect(budget.used <= SecureAllocator.slabSize + SecureMemoryBudget.blockOverhead)
+        // What was given back can be taken again.
+        let reservation = try SecureReservation(64 << 10, budget: budget)
+        _ = reservation
+    }
+
+    /// The shared budget leaves a reserve of the pool to libgcrypt.
+    @Test func sharedBudgetKeepsAReserve() {
+        let (used, limit) = Crypto.secureMemoryUse
+        #expect(used <= limit)
+        #expect(SecureMemoryBudget.reserve(forPool: 4 << 20) == 512 << 10)
+        #expect(SecureMemoryBudget.reserve(forPool: 256 << 10) == 128 << 10)
+        #expect(limit < 4 << 20)
+    }
 }

@@ -93,7 +93,7 @@ import Testing
         }
         var bytes = try fixture.bytes("work")
         let records = try fixture.records("work")
-        let lastRecord = records.suffix(120)
+        let lastRecord = records[try #require(recordStart(endingAt: records.count, in: records))...]
         bytes.replaceSubrange(records.count..<records.count + 60, with: lastRecord.prefix(60))
         try fixture.write(bytes, to: "work")
 

@@ -25,17 +25,20 @@ final class DaemonFixture: @unchecked Sendable {
     /// What FakePinentry was shown.
     let pinentryLog: String
     private let pinentryProgram: String?
+    /// Options given to every cofferd this fixture starts.
+    private let daemonOptions: [String]
 
     /// Starts a bus and cofferd. With `unlock`, `password` is piped to `--unlock` (creating
     /// `login` on first start). With `pinentry`, FakePinentry answers prompts from `script`.
     /// `pinentryProgram` replaces FakePinentry (e.g. a path that does not exist).
     init(unlock: Bool = true, password: String = DaemonFixture.loginPassword,
-         pinentry: [String]? = nil, pinentryProgram: String? = nil) throws {
+         pinentry: [String]? = nil, pinentryProgram: String? = nil, daemonOptions: [String] = []) throws {
         root = NSTemporaryDirectory() + "cofferd-e2e-" + UUID().uuidString
         dataDir = root + "/data"
         pinentryScript = root + "/pinentry-script"
         pinentryLog = root + "/pinentry-log"
         self.pinentryProgram = pinentryProgram
+        self.daemonOptions = daemonOptions
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
         bus = try PrivateBus()
@@ -107,7 +110,7 @@ final class DaemonFixture: @unchecked Sendable {
         // Without FakePinentry, a program that does not exist: prompts are dismissed, never shown.
         let pinentry = pinentryProgram ?? Self.fakePinentryPath ?? root + "/no-pinentry"
         let arguments = ["--foreground", "--data-dir", dataDir, "--pinentry", pinentry]
-            + extra
+            + daemonOptions + extra
         let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
         daemon = child
         do {
@@ -134,6 +137,9 @@ final class DaemonFixture: @unchecked Sendable {
 
     /// What cofferd logged so far (for failure messages).
     var daemonLog: String { daemon?.stderr ?? "" }
+
+    /// The running cofferd's process id.
+    var daemonPID: pid_t? { daemon?.pid }
 
     /// Whether cofferd still runs.
     var daemonIsRunning: Bool { daemon?.isRunning ?? false }

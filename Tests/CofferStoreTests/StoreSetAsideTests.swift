@@ -1,0 +1,94 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// Bytes at the end of a file that fail verification are never destroyed: before the file is
+/// cut short they are copied aside, the collection says it was recovered with losses when they
+/// were damage, and no item id they might have held is handed out again.
+@Suite struct StoreSetAsideTests {
+    /// `work` with three items (ids 1, 2, 3).
+    func populated() throws -> StoreFixture {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        for n in 0..<3 {
+            try keychain.add(NewItem(label: "w\(n)", attributes: ["n": String(n)], secret: secret("s\(n)")), to: work)
+        }
+        return fixture
+    }
+
+    func quarantine(_ fixture: StoreFixture) -> String { fixture.path("work") + ".quarantine" }
+
+    /// A flipped byte in the last committed record: the collection opens without that item and
+    /// says it is damaged; the next change first copies the record aside, then goes on, and the
+    /// new item does not reuse the lost item's id.
+    @Test func aDamagedLastRecordIsSetAsideAndItsIdIsNotReused() throws {
+        let fixture = try populated()
+        var bytes = try fixture.records("work")
+        let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        bytes[lastRecord + 30] ^= 0x01
+        try fixture.write(bytes, to: "work")
+        let damaged = Array(bytes[lastRecord...])
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.search(Query(collection: work)).count == 2)
+        #expect(try keychain.info(work).recovery?.contains("damaged") == true)
+        #expect(fixture.warnings.all.contains { $0.contains("fail verification") && $0.contains("damage") })
+        #expect(!FileManager.default.fileExists(atPath: quarantine(fixture)), "set aside before any change")
+
+        let added = try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+        #expect(added.item > 3, "the id of the lost item 3 was handed out again")
+        let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)))
+        #expect(Array(kept).firstRange(of: damaged) != nil, "the damaged record is not in the quarantine file")
+        #expect(try keychain.info(work).recovery?.contains("recovered with losses") == true)
+
+        // Reopened: the id stays reserved, the report stays, the items are the ones expected.
+        let reopened = try fixture.keychain()
+        try reopened.unlock(work, password: password("pw"))
+        let next = try reopened.add(NewItem(label: "later", attributes: ["n": "later"], secret: secret("l")), to: work)
+        #expect(next.item > added.item)
+        #expect(try reopened.info(work).recovery?.contains(quarantine(fixture)) == true)
+        let labels = Set(try reopened.search(Query(collection: work, returnAttributes: true)).compactMap { $0.metadata?.label })
+        #expect(labels == ["w0", "w1", "after", "later"])
+    }
+
+    /// Everything after the header overwritten with random bytes: the collection opens empty,
+    /// and the next write keeps all of those bytes in the quarantine file first.
+    @Test func garbageOverEveryRecordIsKeptAside() throws {
+        let fixture = try populated()
+        let records = try fixture.records("work")
+        let all = try fixture.bytes("work")
+        // The header is under 200 bytes (magic, uuid, KDF, salt, lookup key, sealed data key).
+        var generator = SystemRandomNumberGenerator()
+        let start = 200
+        var garbage = all
+        for index in start..<records.count { garbage[index] = UInt8.random(in: 1...255, using: &generator) }
+        try fixture.write(garbage, to: "work")
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        try keychain.add(NewItem(label: "new", attributes: ["n": "new"], secret: secret("n")), to: work)
+        let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)))
+        #expect(Array(kept).firstRange(of: Array(garbage[start..<records.count])) != nil)
+        #expect(try keychain.info(work).recovery != nil)
+        let ids = try keychain.search(Query(collection: work)).map(\.reference.item)
+        #expect(ids.allSatisfy { $0 > 3 }, "ids \(ids) reuse ones that may be in the lost records")
+    }
+
+    /// What a crash leaves of an unacknowledged write is kept aside too, but is not a loss.
+    @Test func anUnfinishedWriteIsKeptAsideWithoutALoss() throws {
+        let fixture = try populated()
+        let full = try fixture.records("work")
+        try fixture.write(Array(full.dropLast(7)), to: "work")
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.info(work).recovery == nil)
+        try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+        #expect(FileManager.default.fileExists(atPath: fixture.path("work") + ".unfinished"))
+        #expect(!FileManager.default.fileExists(atPath: quarantine(fixture)))
+        #expect(try keychain.info(work).recovery == nil)
+    }
+}
