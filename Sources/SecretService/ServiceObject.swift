@@ -59,7 +59,9 @@ struct ServiceObject: DBusObject {
     static let collectionLabelKey = "org.freedesktop.Secret.Collection.Label"
 
     private func label(from properties: [String: DBusValue]) throws(DBusError) -> String {
-        guard let value = properties[Self.collectionLabelKey] else { return "Unnamed" }
+        guard let value = properties[Self.collectionLabelKey]?.variantValue ?? properties[Self.collectionLabelKey] else {
+            return "Unnamed"
+        }
         guard let label = value.string else { throw .invalidArgs("\(Self.collectionLabelKey) must be a string") }
         return label
     }
