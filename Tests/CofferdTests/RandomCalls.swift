@@ -124,6 +124,7 @@ struct RandomCallGenerator {
         Method(interface: SS.serviceInterface, member: "SearchItems", target: .service) { g in [g.attributes()] },
         Method(interface: SS.serviceInterface, member: "Unlock", target: .service) { g in [g.pathArray()] },
         Method(interface: SS.serviceInterface, member: "Lock", target: .service) { g in [g.pathArray()] },
+        Method(interface: SS.serviceInterface, member: "LockService", target: .service) { _ in [] },
         Method(interface: SS.serviceInterface, member: "ChangeLock", target: .service) { g in [.objectPath(g.path(.collection))] },
         Method(interface: SS.serviceInterface, member: "GetSecrets", target: .service) { g in
             [g.pathArray(), .objectPath(g.path(.session))]

@@ -26,12 +26,14 @@ final class Torture {
         random = SeededGenerator(seed: options.seed, stream: 1000)
     }
 
+    /// cofferd ending other than by the torture's SIGKILL, or not stopping cleanly at the end.
+    private var daemonFailures: [String] = []
+
     var operations: Int { writers.reduce(0) { $0 + $1.operations } }
     var acknowledged: Int { writers.reduce(0) { $0 + $1.acknowledged } }
     var unacknowledged: Int { writers.reduce(0) { $0 + $1.unacknowledged } }
     /// Failures of the writers and of the daemon while it ran (not kills).
     var failures: [String] { writers.flatMap(\.failures) + daemonFailures }
-    private var daemonFailures: [String] = []
 
     /// Runs every round; throws when cofferd could not be started or read.
     func run(progress: (String) -> Void) throws {
