@@ -59,6 +59,9 @@ let package = Package(
         .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
                           path: "Tests/Tools/StoreTortureWriter"),
         .executableTarget(name: "FakePinentry", path: "Tests/Tools/FakePinentry"),
+        // `coffer-torture`: SIGKILLs the real cofferd under writers (scripts/torture, BusTortureTests).
+        .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
+                          path: "Tests/Tools/BusTorture"),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
