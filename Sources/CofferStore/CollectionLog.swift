@@ -204,6 +204,11 @@ struct CollectionLog {
     }
 
     private mutating func apply(_ frame: RecordFrame) throws(CofferError) {
+        // Ids and sequence numbers only grow by one: a maximal one is damage or forgery (and
+        // would overflow the next id or sequence).
+        guard frame.itemID < .max, frame.sequence < .max else {
+            throw corrupt("record at byte \(frame.offset) has an item id or sequence number out of range")
+        }
         let entry = Entry(offset: frame.offset, length: frame.length, timestamp: frame.timestamp)
         modified = max(modified, frame.timestamp)
         switch frame.kind {
@@ -228,6 +233,7 @@ struct CollectionLog {
             do {
                 nextItemID = max(nextItemID, try r.u64())
                 nextSequence = max(nextSequence, try r.u64())
+                guard nextItemID < .max, nextSequence < .max else { throw ByteReader.Truncated() }
                 label = String(decoding: bytes[try r.fieldRange()], as: UTF8.self)
             } catch {
                 throw corrupt("collection record is malformed")
