@@ -66,6 +66,15 @@ let package = Package(
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
+
+        // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
+        // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
+        // which replays the committed corpus and crash regressions under Fuzz/.
+        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto"],
+                path: "Fuzz/Harness"),
+        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),
+        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/StoreFileFuzz"),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

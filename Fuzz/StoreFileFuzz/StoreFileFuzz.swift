@@ -1,0 +1,17 @@
+import FuzzHarness
+
+#if FUZZING
+/// libFuzzer's entry point: one input, read as a collection file, an item payload and an
+/// attribute index (`StoreFileHarness`).
+/// Built by `scripts/fuzz` with `-sanitize=fuzzer`, which supplies `main`.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzTarget.storeFile.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    return 0
+}
+#else
+/// Without the fuzzer: writes the seed corpus or replays inputs (see `FuzzReplayer`).
+@main enum Replayer {
+    static func main() throws { try FuzzReplayer.main(.storeFile) }
+}
+#endif
