@@ -72,8 +72,9 @@ let package = Package(
         // which replays the committed corpus and crash regressions under Fuzz/.
         .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto"],
                 path: "Fuzz/Harness"),
-        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),
-        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/StoreFileFuzz"),
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/DBusMessageFuzz"),
+        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/StoreFileFuzz"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
     ],
     swiftLanguageModes: [.v6]
