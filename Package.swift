@@ -75,7 +75,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/DBusMessageFuzz"),
         .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/StoreFileFuzz"),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
