@@ -16,6 +16,8 @@ import Testing
         "StoreFileFuzz/item-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
         "StoreFileFuzz/item-id-max": "CollectionLog.apply: frame.itemID + 1 overflows",
         "StoreFileFuzz/removal-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
+        "StoreFileFuzz/found-item-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
+        "StoreFileFuzz/found-item-id-max": "CollectionLog.apply: frame.itemID + 1 overflows",
     ]
 
     /// `<target>/<file>` for every committed regression.
