@@ -69,6 +69,16 @@ let package = Package(
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
+
+        // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
+        // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
+        // which replays the committed corpus and crash regressions under Fuzz/.
+        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto"],
+                path: "Fuzz/Harness"),
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/DBusMessageFuzz"),
+        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/StoreFileFuzz"),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

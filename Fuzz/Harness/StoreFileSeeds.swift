@@ -1,0 +1,49 @@
+import CofferCore
+import CofferCrypto
+@testable import CofferStore
+import Foundation
+
+/// Seeds for `StoreFileHarness`: collection files written by the store itself (password
+/// `StoreFileHarness.password`, fast KDF parameters) after typical histories, a torn one, one
+/// with reserved space, and the decoders' own inputs (an item payload, an attribute index).
+enum StoreFileSeeds {
+    static func all() throws -> [Seed] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fuzz-seeds-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keychain = Keychain(provider: try FileStore(directory: directory, kdf: .testing, watchChanges: false,
+                                                        warn: { _ in }))
+        let password = try SecureBytes(Array(StoreFileHarness.password.utf8))
+        func file(_ id: CollectionID) throws -> [UInt8] {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(id.rawValue).coffer")))
+            return Array(bytes[..<((bytes.lastIndex { $0 != 0 } ?? 0) + 1)])   // without the reserved space
+        }
+        func secret(_ text: String) throws -> Secret { Secret(bytes: try SecureBytes(Array(text.utf8))) }
+
+        let empty = try keychain.createCollection(label: "Empty", id: CollectionID("empty"), password: password)
+        let login = try keychain.createCollection(label: "Login", id: CollectionID("login"), password: password)
+        try keychain.add(NewItem(label: "Git", attributes: ["service": "git", "account": "me"], secret: secret("one")), to: login)
+        try keychain.add(NewItem(label: "Web", attributes: ["service": "web", "xdg:schema": "org.example.Password"],
+                                 secret: secret("two")), to: login)
+        let history = try keychain.createCollection(label: "History", id: CollectionID("history"), password: password)
+        try keychain.add(NewItem(label: "A", attributes: ["n": "1"], secret: secret("a")), to: history)
+        try keychain.add(NewItem(label: "B", attributes: ["n": "2"], secret: secret("b")), to: history)
+        try keychain.update(Query(attributes: ["n": "1"]), with: ItemChanges(label: "A2", secret: try secret("a2")))
+        try keychain.delete(Query(attributes: ["n": "2"]))
+        try keychain.collection(history).setLabel("History 2")
+
+        let twoItems = try file(login)
+        let metadata = ItemMetadata(label: "Git", attributes: ["service": "git"], contentType: "text/plain",
+                                    created: 1_700_000_000, modified: 1_700_000_001)
+        let payload = try ItemPayload.encode(metadata, secret: try SecureBytes(Array("hunter2".utf8)))
+        let hasher = try AttributeHasher(lookupKey: Array(repeating: 1, count: 32))
+        return [
+            Seed(name: "store-empty", bytes: try file(empty)),
+            Seed(name: "store-two-items", bytes: twoItems),
+            Seed(name: "store-update-delete-relabel", bytes: try file(history)),
+            Seed(name: "store-torn-tail", bytes: Array(twoItems.dropLast(9))),
+            Seed(name: "store-reserved-space", bytes: twoItems + Array(repeating: 0, count: 64)),
+            Seed(name: "item-payload", bytes: payload.withUnprotectedCopy { $0 }),
+            Seed(name: "attribute-index", bytes: AttributeHasher.encode(hasher.terms(["service": "git", "account": "me"]))),
+        ]
+    }
+}
