@@ -12,13 +12,7 @@ import Testing
 
     /// Regressions whose bug is not fixed yet, with where it is: replaying them is a known
     /// issue. Remove an entry with the fix (the test then fails until you do).
-    static let unfixed: [String: String] = [
-        "StoreFileFuzz/item-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
-        "StoreFileFuzz/item-id-max": "CollectionLog.apply: frame.itemID + 1 overflows",
-        "StoreFileFuzz/removal-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
-        "StoreFileFuzz/found-item-sequence-max": "CollectionLog.apply: frame.sequence + 1 overflows",
-        "StoreFileFuzz/found-item-id-max": "CollectionLog.apply: frame.itemID + 1 overflows",
-    ]
+    static let unfixed: [String: String] = [:]
 
     /// `<target>/<file>` for every committed regression.
     static var regressions: [String] {
