@@ -73,11 +73,11 @@ let package = Package(
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
         // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
         // which replays the committed corpus and crash regressions under Fuzz/.
-        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto"],
+        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
                 path: "Fuzz/Harness"),
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/DBusMessageFuzz"),
-        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness", "CLibFuzzer"], path: "Fuzz/StoreFileFuzz"),
+        .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),
+        .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/StoreFileFuzz"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,23 +1,6 @@
-#if FUZZING
-import CLibFuzzer
-import Foundation
-#endif
 import FuzzHarness
 
-/// Built by `scripts/fuzz` with `-sanitize=fuzzer -DFUZZING`: libFuzzer's driver (it takes
-/// libFuzzer's flags and corpus folders), each input read as a D-Bus message stream (`DBusMessageHarness`).
-/// Otherwise: writes the seed corpus or replays inputs without sanitizers (see `FuzzReplayer`).
+/// libFuzzer over D-Bus message streams (`DBusMessageHarness`); see `FuzzMain`.
 @main enum Fuzzer {
-    static func main() throws {
-        #if FUZZING
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-            FuzzTarget.dbusMessage.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-            return 0
-        })
-        #else
-        try FuzzReplayer.main(.dbusMessage)
-        #endif
-    }
+    static func main() throws { try FuzzMain.run(.dbusMessage) }
 }

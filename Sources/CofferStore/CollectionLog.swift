@@ -46,6 +46,10 @@ struct CollectionLog {
         try ingest(upTo: bytes.count)
     }
 
+    /// Above any item id or sequence number a real file reaches (one per change, for ever), and
+    /// far enough below `UInt64.max` that the ids skipped after a damaged tail cannot overflow.
+    static let counterLimit: UInt64 = 1 << 62
+
     /// How many bytes past `validEnd` the image holds that are not a complete batch.
     var tornBytes: Int { bytes.count - validEnd }
 
@@ -204,9 +208,9 @@ struct CollectionLog {
     }
 
     private mutating func apply(_ frame: RecordFrame) throws(CofferError) {
-        // Ids and sequence numbers only grow by one: a maximal one is damage or forgery (and
-        // would overflow the next id or sequence).
-        guard frame.itemID < .max, frame.sequence < .max else {
+        // Ids and sequence numbers only grow by one: one near the top of the range is damage or
+        // forgery (and would overflow the next id or sequence, or the ids a set-aside tail skips).
+        guard frame.itemID < Self.counterLimit, frame.sequence < Self.counterLimit else {
             throw corrupt("record at byte \(frame.offset) has an item id or sequence number out of range")
         }
         let entry = Entry(offset: frame.offset, length: frame.length, timestamp: frame.timestamp)
@@ -233,7 +237,7 @@ struct CollectionLog {
             do {
                 nextItemID = max(nextItemID, try r.u64())
                 nextSequence = max(nextSequence, try r.u64())
-                guard nextItemID < .max, nextSequence < .max else { throw ByteReader.Truncated() }
+                guard nextItemID <= Self.counterLimit, nextSequence <= Self.counterLimit else { throw ByteReader.Truncated() }
                 label = String(decoding: bytes[try r.fieldRange()], as: UTF8.self)
             } catch {
                 throw corrupt("collection record is malformed")
