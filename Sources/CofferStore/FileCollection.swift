@@ -23,14 +23,14 @@ import Glibc
 public final class FileCollection: CollectionBackend, @unchecked Sendable {
     public let id: CollectionID
     let path: String
-    private let directory: String
+    let directory: String
     /// Argon2id parameters for a password change (new collections get them at creation).
     private let kdf: Argon2Parameters
-    private let warn: @Sendable (String) -> Void
+    let warn: @Sendable (String) -> Void
     private let watch: DirectoryWatch
     private let fileName: String
 
-    private struct State {
+    struct State {
         var log: CollectionLog
         var file: PosixFile
         var identity: PosixFile.Identity
@@ -288,42 +288,6 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    /// Copies the bytes after the last committed batch aside (durably) before cutting them off,
-    /// so that nothing is destroyed, and records that no item id they might hold is used again.
-    private func setAsideTornTail(_ s: inout State) throws(CofferError) {
-        let kind: SetAside.Kind = s.log.tornTailIsUnfinishedWrite ? .unfinishedWrite : .damage
-        let torn = s.log.bytes[s.log.validEnd...]
-        try SetAside.keep(torn, from: path, at: s.log.validEnd, as: kind, directory: directory)
-        try s.file.truncate(to: s.log.validEnd)
-        try s.file.sync()
-        s.log.dropTornTail()
-        s.observedSize = s.log.validEnd
-        if let key = s.dataKey {
-            let frame = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
-                                               publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                                        nextSequence: s.log.nextSequence, label: s.log.label),
-                                               plaintext: nil, key: key, uuid: s.log.header.uuid)
-            try append(frame, to: &s)
-        }
-        warn("\(path): moved \(torn.count) bytes at the end of the file that failed verification to \(SetAside.path(of: path, kind))"
-             + (kind == .damage ? " (damage: up to \(torn.count / RecordFrame.minimumLength + 1) records of committed changes are lost)"
-                                : " (an unfinished write that was never acknowledged)"))
-    }
-
-    static func tornTailWarning(_ log: CollectionLog, path: String) -> String {
-        if log.tornTailIsUnfinishedWrite {
-            return "\(path): ignoring \(log.tornBytes) bytes of an unfinished write at the end; they will be set aside on the next change"
-        }
-        return "\(path): \(log.tornBytes) bytes at the end of the file fail verification (damage: up to \(log.tornBytes / RecordFrame.minimumLength + 1) records of committed changes are unreadable); they will be moved to \(SetAside.path(of: path, .damage)) on the next change"
-    }
-
-    /// What `CollectionInfo.recovery` says: damage set aside earlier, or found now.
-    private func recovery(of log: CollectionLog) -> String? {
-        if let report = SetAside.report(for: path) { return report }
-        guard log.tornBytes > 0, !log.tornTailIsUnfinishedWrite else { return nil }
-        return "damaged: \(log.tornBytes) bytes at the end of the file fail verification; they will be set aside on the next change"
-    }
-
     /// Catches up with what other processes wrote, when the watch reports a change (for a
     /// reader) or always (for a writer holding the lock).
     private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
@@ -364,98 +328,6 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             return
         }
         s.observedSize = nowSize
-    }
-
-    /// Writes a batch at the end of the valid log and makes it durable; on failure cuts the file
-    /// back so nothing half-written stays behind, and leaves the state as it was. `lastRecordAt`
-    /// is where the batch's last record (the one that marks it committed) starts, when it has
-    /// several.
-    private func append(_ frames: [UInt8], lastRecordAt: Int = 0, to s: inout State) throws(CofferError) {
-        let start = s.log.validEnd
-        let end = start + frames.count
-        // Past the reserved space the file grows by a zero-filled step in the same write; if
-        // that does not fit (a full disk), the records alone are tried. (A failure inside the
-        // reserved space is not retried.)
-        var attempts = [(frames, max(end, s.observedSize))]
-        if end > s.observedSize {
-            let size = Self.reservedSize(for: end)
-            attempts.insert((frames + [UInt8](repeating: 0, count: size - end), size), at: 0)
-        }
-        for (index, (image, size)) in attempts.enumerated() {
-            do throws(CofferError) {
-                if lastRecordAt > 0 {
-                    // Pages written together may reach the disk in any order: everything before
-                    // the committing record is made durable first, so that a crash can never
-                    // leave that record on disk without the ones before it.
-                    var first = image
-                    first.replaceSubrange(lastRecordAt..<frames.count, with: repeatElement(0, count: frames.count - lastRecordAt))
-                    try s.file.write(first, at: start)
-                    try s.file.sync()
-                    try s.file.write(Array(frames[lastRecordAt...]), at: start + lastRecordAt)
-                } else {
-                    try s.file.write(image, at: start)
-                }
-                try s.file.sync()
-                try s.log.append(frames)
-                s.observedSize = size
-                return
-            } catch {
-                // Nothing of the failed write may stay: cut the file back to the last batch.
-                try? s.file.truncate(to: start)
-                try? s.file.sync()
-                s.observedSize = (try? s.file.status().size) ?? -1
-                if index == attempts.count - 1 { throw error }
-            }
-        }
-    }
-
-    /// The file size to grow to when records end at `end`: an eighth more (16 KiB to 256 KiB),
-    /// rounded up to whole 4 KiB blocks.
-    static func reservedSize(for end: Int) -> Int {
-        let reserve = min(max(end / 8, 16 << 10), 256 << 10)
-        return (end + reserve + 4095) & ~4095
-    }
-
-    /// Compacts once superseded records outweigh live ones. The change that triggered it is
-    /// already durable, so a failure here (a full disk) is only warned about.
-    private func compactIfWorthIt(_ s: inout State) {
-        guard s.log.deadBytes > max(256 << 10, s.log.liveBytes), let key = s.dataKey else { return }
-        do {
-            try compact(&s, header: s.log.header, key: key)
-        } catch {
-            warn("\(path): compaction postponed: \(error)")
-        }
-    }
-
-    /// Rewrites the file with only its live records (copied verbatim) under `header`, ended by
-    /// a fresh meta record, through a temporary file and an atomic rename.
-    private func compact(_ s: inout State, header: StoreHeader, key: DataKey) throws(CofferError) {
-        // What compaction keeps and what it lets go must be authentic: a forged removal would
-        // otherwise become permanent, and a forged item record would be re-sealed as genuine.
-        try s.log.verify(with: key, items: true)
-        var image = header.encoded()
-        image.reserveCapacity(image.count + s.log.liveBytes + 256)
-        for entry in s.log.liveFrames { image += s.log.bytes[entry.offset..<entry.offset + entry.length] }
-        image += try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
-                                        publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                                 nextSequence: s.log.nextSequence, label: s.log.label),
-                                        plaintext: nil, key: key, uuid: header.uuid)
-        let temporary = "\(path).compact-\(getpid())"
-        do throws(CofferError) {
-            let file = try PosixFile(path: temporary, create: true)
-            try file.truncate(to: 0)
-            try file.write(image, at: 0)
-            try file.sync()
-            try PosixFile.rename(temporary, to: path)
-            try PosixFile.syncDirectory(directory)
-            let log = try CollectionLog(file: path, bytes: image)
-            let (identity, size) = try file.status()
-            (s.file, s.log, s.identity, s.observedSize) = (file, log, identity, size)
-            s.metadataCache = [:]
-        } catch {
-            try? PosixFile.remove(temporary)
-            throw error
-        }
     }
 
     // MARK: Item helpers
