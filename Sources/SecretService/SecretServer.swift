@@ -216,7 +216,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     }
 
     private func closeLeastRecentlyUsedSession(of owner: String, why: String) {
-        guard let (number, _) = sessions.filter({ $0.value.owner == owner }).min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { return }
+        guard let (number, _) = sessions.lazy.filter({ $0.value.owner == owner })
+            .min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { return }
         removeSession(number)
         log("session s\(number) of \(owner) closed, the least recently used, because \(why)")
     }
