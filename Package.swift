@@ -5,7 +5,8 @@
 //   C shims:        CGcrypt, CDBus, CProcess
 //   wrappers:       CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
-//   object layer:   SecretService (org.freedesktop.Secret.*)
+//   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
+//   object layer:   SecretService (the server's objects)
 //   executables:    cofferd (daemon), coffer (CLI)
 import PackageDescription
 
@@ -25,14 +26,18 @@ let package = Package(
 
         // Safe Swift wrappers.
         .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess"]),
-        .target(name: "DBusKit", dependencies: ["CDBus"]),
+        .target(name: "DBusKit", dependencies: ["CDBus", "CofferCrypto"]),
 
         // Core model and encrypted store.
         .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
         .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
 
+        // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,
+        // errors and paths, shared by the server and the client library.
+        .target(name: "SecretServiceProtocol", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+
         // The org.freedesktop.Secret.* object layer.
-        .target(name: "SecretService", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+        .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
@@ -66,7 +71,7 @@ let package = Package(
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
-        .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "CofferCrypto", "CofferTestSupport"]),
+        .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
 

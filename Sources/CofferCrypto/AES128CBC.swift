@@ -55,6 +55,15 @@ public final class AES128CBCKey: Sendable {
     /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
     /// n bytes equal n -> else .invalidInput("bad padding" etc).
     public func decrypt(_ ciphertext: [UInt8], iv: [UInt8]) throws -> SecureBytes {
+        try ciphertext.withUnsafeBytes { try decrypt($0, iv: iv) }
+    }
+
+    /// As `decrypt(_:iv:)`, for a ciphertext read into secure memory.
+    public func decrypt(_ ciphertext: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
+        try ciphertext.withUnsafeBytes { try decrypt($0, iv: iv) }
+    }
+
+    private func decrypt(_ ciphertext: UnsafeRawBufferPointer, iv: [UInt8]) throws -> SecureBytes {
         try Self.check(iv: iv)
         guard !ciphertext.isEmpty, ciphertext.count % blockLength == 0 else {
             throw CryptoError.invalidInput(
@@ -63,9 +72,7 @@ public final class AES128CBCKey: Sendable {
         let output = try SecureBytes(count: ciphertext.count)
         let cipher = try cipher()
         try iv.withUnsafeBytes { try cipher.setIV($0) }
-        try output.withUnsafeMutableBytes { out in
-            try ciphertext.withUnsafeBytes { try cipher.decrypt(into: out, from: $0) }
-        }
+        try output.withUnsafeMutableBytes { try cipher.decrypt(into: $0, from: ciphertext) }
         guard let unpadded = paddingStart(output) else {
             output.removeAll()
             throw CryptoError.invalidInput("bad padding")

@@ -52,6 +52,12 @@ final class SecureAllocator: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Blocks handed out by `allocate` and not yet released.
+    private let live = Atomic<Int>(0)
+
+    /// How many blocks are in use: what tests watch to see that a buffer was released (and so
+    /// wiped, since `release` zeroes every block first).
+    package var liveAllocations: Int { live.load(ordering: .relaxed) }
 
     private static func sizeClass(for bytes: Int) -> Int? {
         sizeClasses.firstIndex { $0 >= bytes }
@@ -59,7 +65,12 @@ final class SecureAllocator: Sendable {
 
     /// At least `bytes` (>= 1) of secure memory, or nil if the pool is exhausted.
     func allocate(_ bytes: Int) -> SecureAllocation? {
-        let bytes = max(bytes, 1)
+        guard let block = allocateBlock(max(bytes, 1)) else { return nil }
+        live.add(1, ordering: .relaxed)
+        return block
+    }
+
+    private func allocateBlock(_ bytes: Int) -> SecureAllocation? {
         guard let c = Self.sizeClass(for: bytes) else { return direct(bytes) }
         let slot: SecureAllocation? = state.withLock { s in
             if s.partial[c].isEmpty {
@@ -109,6 +120,7 @@ final class SecureAllocator: Sendable {
     /// Zeroes and releases a block from `allocate`.
     func release(_ allocation: SecureAllocation) {
         wipe(allocation.pointer, allocation.capacity)
+        live.subtract(1, ordering: .relaxed)
         guard let (id, index) = allocation.slab else {
             freePoolBlock(allocation.pointer, bytes: allocation.capacity)
             return

@@ -189,7 +189,18 @@ public final class SecureBytes: @unchecked Sendable {
         count = 0
     }
 
-    // MARK: Internal access for this module's libgcrypt calls
+    /// How many secure buffers this process holds (diagnostics and tests: a count back where it
+    /// was shows that every buffer made in between was released, and so wiped).
+    package static var liveBuffers: Int { SecureAllocator.shared.liveAllocations }
+
+    // MARK: Raw access for the wrapper modules (libgcrypt here, libdbus in DBusKit)
+
+    /// A secure copy of raw bytes, e.g. straight out of a D-Bus message buffer; for the wrapper
+    /// modules only (the package's other modules never hold a raw pointer).
+    package convenience init(copying bytes: UnsafeRawBufferPointer) throws {
+        try self.init(capacity: bytes.count)
+        try append(bytes)
+    }
 
     /// Shortens the buffer to `newCount` bytes, zeroing the removed tail.
     func truncate(to newCount: Int) {
@@ -199,12 +210,19 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// The bytes in use, valid only inside `body`.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     /// The bytes in use, writable, valid only inside `body`.
-    func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
     }
+}
+
+/// Two buffers are equal when their contents are (compared in constant time); the hash covers
+/// only the length, so no secret byte ever feeds a hasher.
+extension SecureBytes: Hashable {
+    public static func == (lhs: SecureBytes, rhs: SecureBytes) -> Bool { lhs.constantTimeEquals(rhs) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(count) }
 }

@@ -32,6 +32,7 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
         public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
         public static let noMemory = "org.freedesktop.DBus.Error.NoMemory"
+        public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     }
 
     public static func failed(_ message: String) -> DBusError { .init(name: Name.failed, message: message) }
@@ -46,6 +47,7 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func noReply(_ message: String) -> DBusError { .init(name: Name.noReply, message: message) }
     public static func serviceUnknown(_ message: String) -> DBusError { .init(name: Name.serviceUnknown, message: message) }
     public static func disconnected(_ message: String) -> DBusError { .init(name: Name.disconnected, message: message) }
+    public static func limitsExceeded(_ message: String) -> DBusError { .init(name: Name.limitsExceeded, message: message) }
 }
 
 /// Adopt this on your own error types to choose the D-Bus error a method handler's `throw`

@@ -154,10 +154,24 @@ public final class DBusMessage: @unchecked Sendable {
         MessageWriter.append(values, to: raw)
     }
 
+    /// Appends one dictionary `a{<key><value>}` built entry by entry: `fill` gets a function that
+    /// marshals one entry at once, so the entries never need to exist all together (a reply of
+    /// many secrets holds one in secure memory at a time). If `fill` throws, the message is left
+    /// unusable: drop it.
+    public func appendDictionary(keySignature: Signature, valueSignature: Signature,
+                                 _ fill: (_ add: (DBusValue, DBusValue) throws(DBusError) -> Void) throws -> Void) throws {
+        try requireUnlocked()
+        guard keySignature.isBasicType, valueSignature.isSingleCompleteType else {
+            throw DBusError.invalidArgs("a{\(keySignature)\(valueSignature)} is not a dictionary type")
+        }
+        try MessageWriter.appendDictionary(to: raw, key: keySignature, value: valueSignature, fill)
+    }
+
     /// Decodes the body. Strings are copied. Unix file descriptors (`h`) are not supported and
-    /// throw `notSupported`.
-    public func arguments() throws(DBusError) -> [DBusValue] {
-        try MessageReader.read(raw)
+    /// throw `notSupported`. Byte arrays inside argument `i` go straight to secure memory
+    /// (`.secureBytes`) when `secretLimits[i]` is set, and are refused when longer than it.
+    public func arguments(secretLimits: [Int?] = []) throws(DBusError) -> [DBusValue] {
+        try MessageReader.read(raw, secretLimits: secretLimits)
     }
 
     // MARK: Internals

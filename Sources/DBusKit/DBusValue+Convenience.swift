@@ -1,3 +1,5 @@
+import CofferCrypto
+
 // Builders and accessors for the shapes the Secret Service uses most.
 
 extension DBusValue {
@@ -45,6 +47,10 @@ extension DBusValue {
         default: return nil
         }
     }
+
+    /// The bytes of an `ay` read or built as a secret (`.secureBytes`); nil for anything else,
+    /// so a secret is never turned into an ordinary array by accident.
+    public var secureBytes: SecureBytes? { if case .secureBytes(let b) = self { return b }; return nil }
 
     /// The content of a variant.
     public var variantValue: DBusValue? { if case .variant(let v) = self { return v }; return nil }

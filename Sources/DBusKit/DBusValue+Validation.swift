@@ -31,6 +31,10 @@ extension DBusValue {
             if b.count > Int(cdbus_maximum_array_length) {
                 throw .invalidArgs("byte array of \(b.count) bytes exceeds the D-Bus array limit")
             }
+        case .secureBytes(let b):
+            if b.count > Int(cdbus_maximum_array_length) {
+                throw .invalidArgs("byte array of \(b.count) bytes exceeds the D-Bus array limit")
+            }
         case .array(let element, let items):
             guard element.isSingleCompleteType else {
                 throw .invalidArgs("array element signature '\(element)' is not a single complete type")

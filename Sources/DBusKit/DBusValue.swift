@@ -1,9 +1,13 @@
+import CofferCrypto
+
 /// One D-Bus value, with everything needed to know its exact type signature.
 ///
 /// Containers carry their element types explicitly, so empty arrays and dictionaries keep a
 /// precise signature. `bytes` is the compact form of `ay`: values read from a message always use
 /// it for byte arrays (never `.array(elementSignature: "y", …)`), and `.bytes` is what you should
-/// build too.
+/// build too. `secureBytes` is an `ay` kept in libgcrypt secure memory: a secret or password on
+/// its way to or from the wire (see `ArgumentDescription.secretLimit`); it is never copied into
+/// an ordinary array and is wiped when the last reference goes.
 ///
 /// Convenience constructors (`.stringDictionary`, `.variantDictionary`, `.objectPathArray`, …) and
 /// accessors (`value.string`, `value.objectPath`, `value.variantDictionary`, …) live in
@@ -25,6 +29,8 @@ public indirect enum DBusValue: Sendable, Hashable {
     case array(elementSignature: Signature, [DBusValue])
     /// `ay`, stored compactly.
     case bytes([UInt8])
+    /// `ay` holding a secret, in secure memory.
+    case secureBytes(SecureBytes)
     /// `a{<key><value>}`; `keySignature` must be a basic type. Entry order is kept.
     case dictionary(keySignature: Signature, valueSignature: Signature, [DictionaryEntry])
     /// `(…)` with at least one field.
@@ -58,7 +64,7 @@ public indirect enum DBusValue: Sendable, Hashable {
         case .objectPath: return "o"
         case .signature: return "g"
         case .array(let element, _): return "a" + element.rawValue
-        case .bytes: return "ay"
+        case .bytes, .secureBytes: return "ay"
         case .dictionary(let k, let v, _): return "a{" + k.rawValue + v.rawValue + "}"
         case .structure(let fields): return "(" + fields.map(\.signatureString).joined() + ")"
         case .variant: return "v"

@@ -3,11 +3,21 @@ public struct ArgumentDescription: Sendable, Hashable {
     public var name: String
     /// A single complete type.
     public var type: Signature
+    /// Set for an argument that carries a secret: its byte arrays are read straight into secure
+    /// memory (`DBusValue.secureBytes`), and one longer than this many bytes is refused before
+    /// anything is copied.
+    public var secretLimit: Int?
 
-    public init(_ name: String, _ type: Signature) {
+    public init(_ name: String, _ type: Signature, secretLimit: Int? = nil) {
         precondition(type.isSingleCompleteType, "argument '\(name)' type '\(type)' must be one complete type")
         self.name = name
         self.type = type
+        self.secretLimit = secretLimit
+    }
+
+    /// An argument of the Swift type `type` (its D-Bus type and secret limit come from it).
+    public init<T: DBusRepresentable>(_ name: String, _ type: T.Type) {
+        self.init(name, T.dbusType, secretLimit: T.secretLimit)
     }
 }
 
@@ -29,6 +39,10 @@ public struct MethodDescription: Sendable, Hashable {
     public var inSignature: String { inArguments.map(\.type.rawValue).joined() }
     /// Concatenated out-argument types.
     public var outSignature: String { outArguments.map(\.type.rawValue).joined() }
+    /// Per in-argument: the secret limit to decode it with (see `ArgumentDescription.secretLimit`).
+    public var inSecretLimits: [Int?] { inArguments.map(\.secretLimit) }
+    /// Per out-argument: the secret limit to decode a reply with.
+    public var outSecretLimits: [Int?] { outArguments.map(\.secretLimit) }
 }
 
 /// Who may read or write a property.

@@ -6,8 +6,13 @@ enum Introspection {
 
         """
 
-    static func xml(interfaces: [InterfaceDescription], children: [String]) -> String {
-        var out = header + "<node>\n"
+    static func xml(interfaces: [InterfaceDescription], children: [String], comment: String? = nil) -> String {
+        var out = header
+        if let comment {
+            precondition(!comment.contains("--"), "an XML comment cannot hold '--'")
+            out += "<!-- " + comment + " -->\n"
+        }
+        out += "<node>\n"
         for iface in interfaces { append(iface, to: &out) }
         for child in children { out += " <node name=\"\(escape(child))\"/>\n" }
         out += "</node>\n"
@@ -17,6 +22,10 @@ enum Introspection {
     private static func append(_ iface: InterfaceDescription, to out: inout String) {
         out += " <interface name=\"\(escape(iface.name))\">\n"
         for m in iface.methods {
+            if m.inArguments.isEmpty && m.outArguments.isEmpty {
+                out += "  <method name=\"\(escape(m.name))\"/>\n"
+                continue
+            }
             out += "  <method name=\"\(escape(m.name))\">\n"
             for a in m.inArguments { out += "   <arg name=\"\(escape(a.name))\" type=\"\(escape(a.type.rawValue))\" direction=\"in\"/>\n" }
             for a in m.outArguments { out += "   <arg name=\"\(escape(a.name))\" type=\"\(escape(a.type.rawValue))\" direction=\"out\"/>\n" }
@@ -46,5 +55,13 @@ enum Introspection {
             }
         }
         return out
+    }
+}
+
+extension InterfaceDescription {
+    /// A standalone introspection document of `interfaces`, with `comment` above the node: the
+    /// text of an interface file such as those in `/usr/share/dbus-1/interfaces`.
+    public static func introspectionDocument(_ interfaces: [InterfaceDescription], comment: String? = nil) -> String {
+        Introspection.xml(interfaces: interfaces, children: [], comment: comment)
     }
 }

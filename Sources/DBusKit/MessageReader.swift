@@ -1,21 +1,32 @@
 internal import CDBus
+import CofferCrypto
 
 /// Decodes a message body into `DBusValue`s, copying every string and byte array at once
 /// (libdbus's pointers are valid only while the message lives).
+///
+/// Byte arrays inside the top-level arguments that `secretLimits` gives a limit for are copied
+/// straight into secure memory (`.secureBytes`), and refused before any copy when longer than
+/// that limit; the others become ordinary `.bytes`.
 enum MessageReader {
-    static func read(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
+    static func read(_ message: OpaquePointer, secretLimits: [Int?] = []) throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         return try withUnsafeMutablePointer(to: &iter) { (it) throws(DBusError) -> [DBusValue] in
             guard dbus_message_iter_init(message, it) != 0 else { return [] }
-            return try readAll(it)
+            var out: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(it) != cdbus_type_invalid {
+                let index = out.count
+                out.append(try readOne(it, secretLimit: index < secretLimits.count ? secretLimits[index] : nil))
+                dbus_message_iter_next(it)
+            }
+            return out
         }
     }
 
     /// Reads values from `it` until its end.
-    private static func readAll(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> [DBusValue] {
+    private static func readAll(_ it: UnsafeMutablePointer<DBusMessageIter>, secretLimit: Int?) throws(DBusError) -> [DBusValue] {
         var out: [DBusValue] = []
         while dbus_message_iter_get_arg_type(it) != cdbus_type_invalid {
-            out.append(try readOne(it))
+            out.append(try readOne(it, secretLimit: secretLimit))
             dbus_message_iter_next(it)
         }
         return out
@@ -49,7 +60,7 @@ enum MessageReader {
         return String(cString: p)
     }
 
-    private static func readOne(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> DBusValue {
+    private static func readOne(_ it: UnsafeMutablePointer<DBusMessageIter>, secretLimit: Int?) throws(DBusError) -> DBusValue {
         let type = dbus_message_iter_get_arg_type(it)
         switch type {
         case cdbus_type_byte: return .byte(basic(it, UInt8(0)))
@@ -65,11 +76,11 @@ enum MessageReader {
         case cdbus_type_object_path: return .objectPath(ObjectPath(unchecked: string(it)))
         case cdbus_type_signature: return .signature(Signature(unchecked: string(it)))
         case cdbus_type_variant:
-            return .variant(try recurse(it) { (s) throws(DBusError) in try readOne(s) })
+            return .variant(try recurse(it) { (s) throws(DBusError) in try readOne(s, secretLimit: secretLimit) })
         case cdbus_type_struct:
-            return .structure(try recurse(it) { (s) throws(DBusError) in try readAll(s) })
+            return .structure(try recurse(it) { (s) throws(DBusError) in try readAll(s, secretLimit: secretLimit) })
         case cdbus_type_array:
-            return try readArray(it)
+            return try readArray(it, secretLimit: secretLimit)
         case cdbus_type_unix_fd:
             throw .notSupported("unix file descriptors are not supported")
         default:
@@ -77,14 +88,16 @@ enum MessageReader {
         }
     }
 
-    private static func readArray(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> DBusValue {
+    private static func readArray(_ it: UnsafeMutablePointer<DBusMessageIter>, secretLimit: Int?) throws(DBusError) -> DBusValue {
         let elementType = dbus_message_iter_get_element_type(it)
         if elementType == cdbus_type_byte {
-            return .bytes(try recurse(it) { s in
+            return try recurse(it) { (s) throws(DBusError) -> DBusValue in
                 var count: Int32 = 0
-                guard let p = cdbus_iter_get_byte_array(s, &count), count > 0 else { return [] }
-                return Array(UnsafeBufferPointer(start: p, count: Int(count)))
-            })
+                let p = cdbus_iter_get_byte_array(s, &count)
+                let bytes = UnsafeRawBufferPointer(start: p, count: p == nil ? 0 : Int(max(count, 0)))
+                guard let secretLimit else { return .bytes(Array(bytes)) }
+                return .secureBytes(try secure(bytes, limit: secretLimit))
+            }
         }
         let full = Array(currentSignature(it).utf8)   // "a" + element signature
         let element = String(decoding: full.dropFirst(), as: UTF8.self)
@@ -96,7 +109,7 @@ enum MessageReader {
             let entries = try recurse(it) { (s) throws(DBusError) -> [DBusValue.DictionaryEntry] in
                 var out: [DBusValue.DictionaryEntry] = []
                 while dbus_message_iter_get_arg_type(s) == cdbus_type_dict_entry {
-                    let kv = try recurse(s) { (e) throws(DBusError) in try readAll(e) }
+                    let kv = try recurse(s) { (e) throws(DBusError) in try readAll(e, secretLimit: secretLimit) }
                     guard kv.count == 2 else { throw .invalidArgs("malformed dict entry") }
                     out.append(.init(key: kv[0], value: kv[1]))
                     dbus_message_iter_next(s)
@@ -105,7 +118,20 @@ enum MessageReader {
             }
             return .dictionary(keySignature: key, valueSignature: value, entries)
         }
-        let items = try recurse(it) { (s) throws(DBusError) in try readAll(s) }
+        let items = try recurse(it) { (s) throws(DBusError) in try readAll(s, secretLimit: secretLimit) }
         return .array(elementSignature: Signature(unchecked: element), items)
+    }
+
+    /// A secret byte array copied from the message buffer into secure memory.
+    private static func secure(_ bytes: UnsafeRawBufferPointer, limit: Int) throws(DBusError) -> SecureBytes {
+        guard bytes.count <= limit else {
+            throw .invalidArgs("a secret of \(bytes.count) bytes is larger than the \(limit) bytes allowed")
+        }
+        do {
+            return try SecureBytes(copying: bytes)
+        } catch {
+            throw DBusError(name: DBusError.Name.limitsExceeded,
+                            message: "no secure memory left for a secret of \(bytes.count) bytes; try again later")
+        }
     }
 }

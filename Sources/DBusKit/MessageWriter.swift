@@ -1,4 +1,5 @@
 internal import CDBus
+import CofferCrypto
 
 /// Appends already validated `DBusValue`s to a message with libdbus's recursive iterators.
 /// Every failure here can only be out-of-memory, which is fatal.
@@ -8,6 +9,39 @@ enum MessageWriter {
         withUnsafeMutablePointer(to: &iter) { it in
             dbus_message_iter_init_append(message, it)
             for v in values { append(v, to: it) }
+        }
+    }
+
+    /// Appends one dictionary `a{<key><value>}`, an entry at a time: `fill` gets a function that
+    /// validates and marshals one entry at once. If `fill` throws, the dictionary is abandoned
+    /// and the message must be dropped.
+    static func appendDictionary(to message: OpaquePointer, key: Signature, value: Signature,
+                                 _ fill: (_ add: (DBusValue, DBusValue) throws(DBusError) -> Void) throws -> Void) throws {
+        var iter = DBusMessageIter()
+        var sub = DBusMessageIter()
+        try withUnsafeMutablePointer(to: &iter) { it in
+            dbus_message_iter_init_append(message, it)
+            try withUnsafeMutablePointer(to: &sub) { s in
+                let element = "{" + key.rawValue + value.rawValue + "}"
+                check(element.withCString { dbus_message_iter_open_container(it, cdbus_type_array, $0, s) })
+                do {
+                    try fill { (k: DBusValue, v: DBusValue) throws(DBusError) in
+                        guard k.signatureString == key.rawValue, v.signatureString == value.rawValue else {
+                            throw .invalidArgs("dictionary a{\(key)\(value)} given an entry of types '\(k.signatureString)', '\(v.signatureString)'")
+                        }
+                        try k.validate()
+                        try v.validate()
+                        container(s, cdbus_type_dict_entry, nil) { e in
+                            append(k, to: e)
+                            append(v, to: e)
+                        }
+                    }
+                } catch {
+                    dbus_message_iter_abandon_container(it, s)
+                    throw error
+                }
+                check(dbus_message_iter_close_container(it, s))
+            }
         }
     }
 
@@ -57,6 +91,13 @@ enum MessageWriter {
                 guard !bytes.isEmpty else { return }
                 bytes.withUnsafeBufferPointer { buf in
                     check(cdbus_iter_append_byte_array(sub, buf.baseAddress, Int32(buf.count)))
+                }
+            }
+        case .secureBytes(let bytes):
+            container(it, cdbus_type_array, "y") { sub in
+                bytes.withUnsafeBytes { buf in
+                    guard buf.count > 0 else { return }
+                    check(cdbus_iter_append_byte_array(sub, buf.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(buf.count)))
                 }
             }
         case .array(let element, let items):

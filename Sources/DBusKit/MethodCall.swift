@@ -54,10 +54,28 @@ public final class MethodCall: @unchecked Sendable {
         try connection.unixUser(of: sender)
     }
 
+    /// What a call is answered with.
+    private enum Answer: Sendable {
+        case values([DBusValue])
+        /// A reply built already (see `replyWithDictionary`).
+        case built(DBusMessage)
+        case failure(DBusError)
+    }
+
     /// Sends a method return with `values`; thread-safe. Values not matching the declared
     /// out-signature are replaced by a `Failed` error reply (a bug in the handler).
     public func reply(_ values: [DBusValue] = []) {
-        answer(.success(values))
+        answer(.values(values))
+    }
+
+    /// Replies with one dictionary, built now entry by entry by `fill` (see
+    /// `DBusMessage.appendDictionary`): for replies whose values should not all exist at once.
+    /// If `fill` throws, nothing is sent and the error is rethrown (answer the call with it).
+    public func replyWithDictionary(keySignature: Signature, valueSignature: Signature,
+                                    _ fill: (_ add: (DBusValue, DBusValue) throws(DBusError) -> Void) throws -> Void) throws {
+        let reply = try message.makeReply()
+        try reply.appendDictionary(keySignature: keySignature, valueSignature: valueSignature, fill)
+        answer(.built(reply))
     }
 
     /// Sends an error reply; thread-safe.
@@ -65,7 +83,7 @@ public final class MethodCall: @unchecked Sendable {
         answer(.failure(DBusError(converting: error)))
     }
 
-    private func answer(_ result: Result<[DBusValue], DBusError>) {
+    private func answer(_ result: Answer) {
         let first = answered.withLock { done -> Bool in
             defer { done = true }
             return !done
@@ -75,7 +93,7 @@ public final class MethodCall: @unchecked Sendable {
     }
 
     /// Builds and sends the reply, from the loop thread when a loop runs elsewhere.
-    private func sendNow(_ result: Result<[DBusValue], DBusError>) {
+    private func sendNow(_ result: Answer) {
         let message = self.message
         let connection = self.connection
         let expected = expectedReplySignature
@@ -87,12 +105,19 @@ public final class MethodCall: @unchecked Sendable {
         work()
     }
 
-    private static func send(_ result: Result<[DBusValue], DBusError>, to call: DBusMessage,
+    private static func send(_ result: Answer, to call: DBusMessage,
                              on connection: DBusConnection, expected: String?, label: () -> String) {
         guard !call.noReplyExpected else { return }
         var reply: DBusMessage?
         switch result {
-        case .success(let values):
+        case .built(let message):
+            let signature = message.signature.rawValue
+            if let expected, expected != signature {
+                reply = try? call.makeErrorReply(.failed("internal error: \(label()) produced a reply of type '\(signature)' instead of '\(expected)'"))
+            } else {
+                reply = message
+            }
+        case .values(let values):
             let signature = values.map(\.signatureString).joined()
             if let expected, expected != signature {
                 reply = try? call.makeErrorReply(.failed("internal error: \(label()) produced a reply of type '\(signature)' instead of '\(expected)'"))

@@ -172,7 +172,10 @@ public final class ObjectServer: @unchecked Sendable {
         }
         let arguments: [DBusValue]
         do {
-            arguments = try message.arguments()
+            arguments = try message.arguments(secretLimits: method.inSecretLimits)
+        } catch where error.name == DBusError.Name.limitsExceeded {
+            fail(error, interface: iface.name)
+            return
         } catch {
             fail(.invalidArgs("cannot decode arguments: \(error.message)"), interface: iface.name)
             return

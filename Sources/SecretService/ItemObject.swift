@@ -1,5 +1,6 @@
 import CofferCore
 import DBusKit
+import SecretServiceProtocol
 
 /// One item: org.freedesktop.Secret.Item. Reading `Label` or `Attributes` of a locked item
 /// gives empty values rather than an error, so that clients listing items keep working.
@@ -7,53 +8,58 @@ struct ItemObject: DBusObject {
     let server: SecretServer
     let reference: ItemReference
 
-    var interfaces: [InterfaceDescription] { [SecretInterface.itemDescription] }
+    var interfaces: [InterfaceDescription] { [ItemInterface.description] }
     private var path: ObjectPath { SecretPath.item(reference) }
+
+    typealias Item = ItemInterface
+
+    static let methods = MethodTable<ItemObject>()
+        .on(Item.Delete.self) { object, _, _ in
+            try object.server.keychain.delete(object.reference)
+            object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemDeleted, object.reference)
+            return .init(prompt: SecretPath.none)
+        }
+        .on(Item.GetSecret.self) { object, input, call in
+            let session = try object.server.session(at: input.session, for: call.sender)
+            return .init(secret: try session.encode(try object.server.keychain.secret(of: object.reference)))
+        }
+        .on(Item.SetSecret.self) { object, input, call in
+            let secret = try object.server.secret(from: input.secret, for: call.sender)
+            try object.server.keychain.update(object.reference, with: ItemChanges(secret: secret))
+            object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemChanged, object.reference)
+            return NoArguments()
+        }
+
+    func handleMethod(_ call: MethodCall) throws -> MethodResult {
+        try Self.methods.handle(call, on: self)
+    }
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
         let locked = try server.keychain.info(reference.collection).isLocked
-        if name == "Locked" { return .boolean(locked) }
+        if name == Item.Property.locked { return .boolean(locked) }
         let metadata = locked ? nil : try server.keychain.metadata(of: reference)
         switch name {
-        case "Attributes": return .stringDictionary(metadata?.attributes ?? [:])
-        case "Label": return .string(metadata?.label ?? "")
-        case "Type": return .string(metadata?.attributes[ItemClass.schemaAttribute] ?? ItemClass.genericPassword.schema)
-        case "Created": return .uint64(metadata?.created ?? 0)
+        case Item.Property.attributes: return .stringDictionary(metadata?.attributes ?? [:])
+        case Item.Property.label: return .string(metadata?.label ?? "")
+        case Item.Property.type: return .string(metadata?.attributes[ItemClass.schemaAttribute] ?? ItemClass.genericPassword.schema)
+        case Item.Property.created: return .uint64(metadata?.created ?? 0)
         default: return .uint64(metadata?.modified ?? 0)
         }
     }
 
+    /// `Label`, `Attributes` and `Type`; the object server has checked the value's type.
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
         switch name {
-        case "Label":
-            try server.keychain.update(reference, with: ItemChanges(label: value.string!))
-        case "Attributes":
-            try server.keychain.update(reference, with: ItemChanges(attributes: value.stringDictionary!))
+        case Item.Property.label:
+            try server.keychain.update(reference, with: ItemChanges(label: try String(dbusValue: value)))
+        case Item.Property.attributes:
+            try server.keychain.update(reference, with: ItemChanges(attributes: try [String: String](dbusValue: value)))
         default:
             var attributes = try server.keychain.metadata(of: reference).attributes
-            attributes[ItemClass.schemaAttribute] = value.string!
+            attributes[ItemClass.schemaAttribute] = try String(dbusValue: value)
             try server.keychain.update(reference, with: ItemChanges(attributes: attributes))
         }
-        server.emitPropertiesChanged(path, SecretInterface.item, changed: [name: value])
-        server.itemsChanged(in: reference.collection, "ItemChanged", reference)
-    }
-
-    func handleMethod(_ call: MethodCall) throws -> MethodResult {
-        switch call.member {
-        case "Delete":
-            try server.keychain.delete(reference)
-            server.itemsChanged(in: reference.collection, "ItemDeleted", reference)
-            return .reply([.objectPath(SecretPath.none)])
-        case "GetSecret":
-            let session = try server.session(at: call.arguments[0].objectPath!, for: call.sender)
-            return .reply([try session.encode(try server.keychain.secret(of: reference))])
-        case "SetSecret":
-            let secret = try server.secret(from: call.arguments[0], for: call.sender)
-            try server.keychain.update(reference, with: ItemChanges(secret: secret))
-            server.itemsChanged(in: reference.collection, "ItemChanged", reference)
-            return .empty
-        default:
-            throw DBusError.unknownMethod("no method \(call.interface).\(call.member)")
-        }
+        server.emitPropertiesChanged(path, Item.name, changed: [name: value])
+        server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
     }
 }

@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import Dispatch
+import SecretServiceProtocol
 
 /// A pending operation that needs the user: unlocking collections, creating one, or changing
 /// a password. Its client calls `Prompt`, the dialog runs off the loop (one dialog at a time
@@ -61,7 +62,7 @@ final class Prompt: @unchecked Sendable {
 
     /// Shows the dialog; only once.
     func show() throws(DBusError) {
-        guard !started else { throw DBusError(name: SecretError.alreadyExists, message: "This prompt has already been shown.") }
+        guard !started else { throw SecretServiceError.alreadyExists("This prompt has already been shown.").dbusError }
         started = true
         guard let passwords = server.passwords else {
             server.log("prompt p\(number): no password dialog available; dismissed")
@@ -102,13 +103,13 @@ final class Prompt: @unchecked Sendable {
         }
         if let id = outcome.created {
             server.log("collection \(id) created by \(owner)")
-            server.emit(SecretPath.service, SecretInterface.service, "CollectionCreated", [.objectPath(SecretPath.collection(id))])
+            server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionCreated, [.objectPath(SecretPath.collection(id))])
             server.collectionsChanged()
         }
         guard !finished else { return }
         finished = true
         server.finishPrompt(self)
-        server.emit(path, SecretInterface.prompt, "Completed", [.boolean(outcome.dismissed), .variant(outcome.result)], to: owner)
+        server.emit(path, PromptInterface.name, PromptInterface.Signal.completed, [.boolean(outcome.dismissed), .variant(outcome.result)], to: owner)
     }
 
     // MARK: The dialogs (off the loop)
@@ -212,13 +213,27 @@ struct PromptObject: DBusObject {
     let server: SecretServer
     let prompt: Prompt
 
-    var interfaces: [InterfaceDescription] { [SecretInterface.promptDescription] }
+    var interfaces: [InterfaceDescription] { [PromptInterface.description] }
+
+    static let methods = MethodTable<PromptObject>()
+        .on(PromptInterface.Prompt.self) { object, _, call in
+            try object.checkOwner(call)
+            try object.prompt.show()
+            return NoArguments()
+        }
+        .on(PromptInterface.Dismiss.self) { object, _, call in
+            try object.checkOwner(call)
+            object.prompt.dismiss()
+            return NoArguments()
+        }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
+        try Self.methods.handle(call, on: self)
+    }
+
+    private func checkOwner(_ call: MethodCall) throws(DBusError) {
         guard call.sender == prompt.owner else {
-            throw DBusError.unknownMethod("this prompt belongs to another client")
+            throw .unknownMethod("this prompt belongs to another client")
         }
-        if call.member == "Prompt" { try prompt.show() } else { prompt.dismiss() }
-        return .empty
     }
 }

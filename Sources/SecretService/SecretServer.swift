@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import Dispatch
+import SecretServiceProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -166,21 +167,16 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// The caller's own session at `path`; anything else is `NoSession`.
     func session(at path: ObjectPath, for caller: String) throws(DBusError) -> TransferSession {
         guard case .session(let number) = SecretPath.parse(path), let session = sessions[number], session.owner == caller else {
-            throw SecretError.noSession("no session \(path) for this caller; call OpenSession first")
+            throw SecretServiceError.noSession("no session \(path) for this caller; call OpenSession first").dbusError
         }
         sessionClock += 1
         session.lastUsed = sessionClock
         return session
     }
 
-    /// The secret in an `(oayays)` argument, decoded with the caller's session named in it.
-    func secret(from value: DBusValue, for caller: String) throws(DBusError) -> Secret {
-        guard let fields = value.structureFields, fields.count == 4, let path = fields[0].objectPath,
-              let parameters = fields[1].bytes, let bytes = fields[2].bytes, let contentType = fields[3].string else {
-            throw .invalidArgs("a secret is a (oayays) struct")
-        }
-        try TransferSession.checkSizes(value: bytes, contentType: contentType)
-        let secret = try session(at: path, for: caller).decode(parameters: parameters, value: bytes, contentType: contentType)
+    /// The secret a client sent, decoded with the caller's session named in it.
+    func secret(from wire: WireSecret, for caller: String) throws(DBusError) -> Secret {
+        let secret = try session(at: wire.session, for: caller).decode(wire)
         do {
             try Limits.validate(secret: secret)
         } catch {
@@ -191,7 +187,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     // MARK: Sessions
 
-    func openSession(algorithm: String, input: DBusValue, caller: String) throws(DBusError) -> [DBusValue] {
+    func openSession(algorithm: String, input: DBusValue, caller: String) throws(DBusError) -> ServiceInterface.OpenSession.Output {
         let number = nextSession
         let path = SecretPath.session(number)
         let (session, output) = try TransferSession.open(algorithm: algorithm, input: input, path: path, owner: caller)
@@ -207,7 +203,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         sessions[number] = session
         sessionCounts[caller, default: 0] += 1
         log("session \(path.lastElement ?? "") opened by \(caller) (\(algorithm))")
-        return [output, .objectPath(path)]
+        return .init(output: output, session: path)
     }
 
     func closeSession(_ number: UInt64) {
@@ -246,10 +242,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// A new pending prompt for `owner`; `LimitsExceeded` if it already has the most allowed.
     func makePrompt(owner: String, action: Prompt.Action) throws(DBusError) -> ObjectPath {
         guard prompts.values.count(where: { $0.owner == owner }) < Self.maxPromptsPerClient else {
-            throw SecretError.limitsExceeded("a client may have at most \(Self.maxPromptsPerClient) pending prompts; run or dismiss them first")
+            throw SecretServiceError.limitsExceeded("a client may have at most \(Self.maxPromptsPerClient) pending prompts; run or dismiss them first").dbusError
         }
         guard prompts.count < Self.maxPrompts else {
-            throw SecretError.limitsExceeded("\(Self.maxPrompts) prompts are pending; try again once some are done")
+            throw SecretServiceError.limitsExceeded("\(Self.maxPrompts) prompts are pending; try again once some are done").dbusError
         }
         let number = nextPrompt
         nextPrompt += 1
@@ -265,15 +261,15 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// Runs `work` on another thread and answers `call` with its result; `then` runs on the
     /// loop thread after success (for signals).
-    func offLoop(_ call: MethodCall, _ work: @escaping @Sendable () throws -> [DBusValue],
-                 then: @escaping @Sendable () -> Void = {}) -> MethodResult {
+    func offLoop<Output: DBusArguments>(_ call: MethodCall, _ work: @escaping @Sendable () throws -> Output,
+                                        then: @escaping @Sendable () -> Void = {}) -> MethodResult {
         let connection = self.connection
         DispatchQueue.global(qos: .userInitiated).async {
             do {
-                let values = try work()
+                let output = try work()
                 connection.post {
                     then()
-                    call.reply(values)
+                    call.reply(output)
                 }
             } catch {
                 call.fail(error)
@@ -296,8 +292,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     }
 
     func collectionsChanged() {
-        emitPropertiesChanged(SecretPath.service, SecretInterface.service,
-                              changed: ["Collections": .objectPathArray(collectionPaths())])
+        emitPropertiesChanged(SecretPath.service, ServiceInterface.name,
+                              changed: [ServiceInterface.Property.collections: .objectPathArray(collectionPaths())])
     }
 
     /// Announces a collection's new lock state, then its items' (as gnome-keyring does, so that
@@ -305,8 +301,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     func lockStateChanged(_ id: CollectionID) {
         let path = SecretPath.collection(id)
         let locked = (try? keychain.info(id).isLocked) ?? true
-        emitPropertiesChanged(path, SecretInterface.collection, changed: ["Locked": .boolean(locked)])
-        emit(SecretPath.service, SecretInterface.service, "CollectionChanged", [.objectPath(path)])
+        emitPropertiesChanged(path, CollectionInterface.name, changed: [CollectionInterface.Property.locked: .boolean(locked)])
+        emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
         announceLockState(locked, of: itemPaths(in: id)[...], in: path)
     }
 
@@ -314,8 +310,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// hundred items per loop iteration so that other clients' calls are served in between.
     private func announceLockState(_ locked: Bool, of items: ArraySlice<ObjectPath>, in collection: ObjectPath) {
         for item in items.prefix(256) {
-            emitPropertiesChanged(item, SecretInterface.item, changed: ["Locked": .boolean(locked)])
-            emit(collection, SecretInterface.collection, "ItemChanged", [.objectPath(item)])
+            emitPropertiesChanged(item, ItemInterface.name, changed: [ItemInterface.Property.locked: .boolean(locked)])
+            emit(collection, CollectionInterface.name, CollectionInterface.Signal.itemChanged, [.objectPath(item)])
         }
         let rest = items.dropFirst(256)
         guard !rest.isEmpty else { return }
@@ -327,10 +323,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     func itemsChanged(in id: CollectionID, _ member: String, _ reference: ItemReference) {
         connection.post { [self] in
             let collection = SecretPath.collection(id)
-            emit(collection, SecretInterface.collection, member, [.objectPath(SecretPath.item(reference))])
-            if member != "ItemChanged" {
+            emit(collection, CollectionInterface.name, member, [.objectPath(SecretPath.item(reference))])
+            if member != CollectionInterface.Signal.itemChanged {
                 // The list can be long: announce that it changed; clients re-read it if they care.
-                emitPropertiesChanged(collection, SecretInterface.collection, invalidated: ["Items"])
+                emitPropertiesChanged(collection, CollectionInterface.name, invalidated: [CollectionInterface.Property.items])
             }
         }
     }

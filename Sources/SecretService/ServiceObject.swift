@@ -1,82 +1,77 @@
 import CofferCore
 import CofferCrypto
 import DBusKit
+import SecretServiceProtocol
 
 /// `/org/freedesktop/secrets`: org.freedesktop.Secret.Service plus gnome-keyring's internal
 /// interface for password operations without a dialog.
 struct ServiceObject: DBusObject {
     let server: SecretServer
 
-    var interfaces: [InterfaceDescription] { [SecretInterface.serviceDescription, SecretInterface.gnomeKeyringDescription] }
+    var interfaces: [InterfaceDescription] { [ServiceInterface.description, GnomeKeyringInterface.description] }
+
+    typealias Service = ServiceInterface
+    typealias GnomeKeyring = GnomeKeyringInterface
+
+    static let methods = MethodTable<ServiceObject>()
+        .on(Service.OpenSession.self) { object, input, call in
+            try object.server.openSession(algorithm: input.algorithm, input: input.input.value, caller: call.sender)
+        }
+        .on(Service.CreateCollection.self) { try $0.createCollection($1, caller: $2.sender) }
+        .on(Service.SearchItems.self) { object, input, _ in try object.search(input.attributes) }
+        .on(Service.Unlock.self) { try $0.unlock($1.objects, caller: $2.sender) }
+        .on(Service.Lock.self) { object, input, call in
+            .init(locked: object.lock(input.objects, caller: call.sender), prompt: SecretPath.none)
+        }
+        .on(Service.LockService.self) { object, _, call in
+            _ = object.lock(object.server.collectionPaths(), caller: call.sender, includingSession: true)
+            return NoArguments()
+        }
+        .on(Service.ChangeLock.self) { try $0.changePasswordPrompt($1.collection, caller: $2.sender) }
+        .on(GnomeKeyring.ChangeWithPrompt.self) { try $0.changePasswordPrompt($1.collection, caller: $2.sender) }
+        .deferring(Service.GetSecrets.self) { object, input, call in
+            try object.getSecrets(input.items, session: input.session, call: call)
+            return .deferred
+        }
+        .on(Service.ReadAlias.self) { object, input, _ in
+            .init(collection: try object.server.keychain.resolveAlias(input.name).map(SecretPath.collection) ?? SecretPath.none)
+        }
+        .on(Service.SetAlias.self) { object, input, _ in
+            try object.setAlias(input.name, to: input.collection)
+            return NoArguments()
+        }
+        .deferring(GnomeKeyring.CreateWithMasterPassword.self) { try $0.createWithPassword($1, call: $2) }
+        .deferring(GnomeKeyring.UnlockWithMasterPassword.self) { try $0.unlockWithPassword($1, call: $2) }
+        .deferring(GnomeKeyring.ChangeWithMasterPassword.self) { try $0.changeWithPassword($1, call: $2) }
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
         .objectPathArray(server.collectionPaths())
     }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
-        let a = call.arguments
-        switch (call.interface, call.member) {
-        case (SecretInterface.service, "OpenSession"):
-            return .reply(try server.openSession(algorithm: a[0].string!, input: a[1].variantValue!, caller: call.sender))
-        case (SecretInterface.service, "CreateCollection"):
-            return .reply(try createCollection(properties: a[0].variantDictionary!, alias: a[1].string!, caller: call.sender))
-        case (SecretInterface.service, "SearchItems"):
-            let results = try server.keychain.search(Query(attributes: a[0].stringDictionary!))
-            let unlocked = results.filter { !$0.isLocked }.map { SecretPath.item($0.reference) }
-            let locked = results.filter(\.isLocked).map { SecretPath.item($0.reference) }
-            return .reply([.objectPathArray(unlocked), .objectPathArray(locked)])
-        case (SecretInterface.service, "Unlock"):
-            return .reply(try unlock(a[0].objectPathArray!, caller: call.sender))
-        case (SecretInterface.service, "Lock"):
-            return .reply([.objectPathArray(lock(a[0].objectPathArray!, caller: call.sender)), .objectPath(SecretPath.none)])
-        case (SecretInterface.service, "LockService"):
-            _ = lock(server.collectionPaths(), caller: call.sender, includingSession: true)
-            return .empty
-        case (SecretInterface.service, "ChangeLock"), (SecretInterface.gnomeKeyring, "ChangeWithPrompt"):
-            guard let id = server.collectionID(at: a[0].objectPath!) else { throw SecretError.noSuchObject("no such collection") }
-            return .reply([.objectPath(try server.makePrompt(owner: call.sender, action: .changePassword(id)))])
-        case (SecretInterface.service, "GetSecrets"):
-            return .reply([try getSecrets(a[0].objectPathArray!, session: a[1].objectPath!, caller: call.sender)])
-        case (SecretInterface.service, "ReadAlias"):
-            let target = try server.keychain.resolveAlias(a[0].string!)
-            return .reply([.objectPath(target.map(SecretPath.collection) ?? SecretPath.none)])
-        case (SecretInterface.service, "SetAlias"):
-            try setAlias(a[0].string!, to: a[1].objectPath!)
-            return .empty
-        case (SecretInterface.gnomeKeyring, "CreateWithMasterPassword"):
-            return try createWithPassword(properties: a[0].variantDictionary!, master: a[1], call: call)
-        case (SecretInterface.gnomeKeyring, "UnlockWithMasterPassword"):
-            return try unlockWithPassword(a[0].objectPath!, master: a[1], call: call)
-        case (SecretInterface.gnomeKeyring, "ChangeWithMasterPassword"):
-            return try changeWithPassword(a[0].objectPath!, original: a[1], master: a[2], call: call)
-        default:
-            throw DBusError.unknownMethod("no method \(call.interface).\(call.member)")
-        }
+        try Self.methods.handle(call, on: self)
     }
 
     // MARK: Collections
 
-    static let collectionLabelKey = "org.freedesktop.Secret.Collection.Label"
-
-    private func label(from properties: [String: DBusValue]) throws(DBusError) -> String {
-        guard let value = properties[Self.collectionLabelKey]?.variantValue ?? properties[Self.collectionLabelKey] else {
-            return "Unnamed"
-        }
-        guard let label = value.string else { throw .invalidArgs("\(Self.collectionLabelKey) must be a string") }
-        return label
-    }
-
-    private func createCollection(properties: [String: DBusValue], alias: String, caller: String) throws -> [DBusValue] {
-        let label = try label(from: properties)
+    private func createCollection(_ input: Service.CreateCollection.Input, caller: String) throws -> Service.CreateCollection.Output {
+        let label = input.properties.label ?? "Unnamed"
         try Limits.validate(label: label)
+        let alias = input.alias
         if !alias.isEmpty, let existing = try server.keychain.resolveAlias(alias) {
-            return [.objectPath(SecretPath.collection(existing)), .objectPath(SecretPath.none)]
+            return .init(collection: SecretPath.collection(existing), prompt: SecretPath.none)
         }
         if !alias.isEmpty, CollectionID(alias) == nil {
             throw DBusError.invalidArgs("alias names are letters, digits and _")
         }
         let prompt = try server.makePrompt(owner: caller, action: .createCollection(label: label, alias: alias))
-        return [.objectPath(SecretPath.none), .objectPath(prompt)]
+        return .init(collection: SecretPath.none, prompt: prompt)
+    }
+
+    private func search(_ attributes: [String: String]) throws -> Service.SearchItems.Output {
+        let results = try server.keychain.search(Query(attributes: attributes))
+        return .init(unlocked: results.filter { !$0.isLocked }.map { SecretPath.item($0.reference) },
+                     locked: results.filter(\.isLocked).map { SecretPath.item($0.reference) })
     }
 
     private func setAlias(_ name: String, to path: ObjectPath) throws {
@@ -84,13 +79,18 @@ struct ServiceObject: DBusObject {
             try server.keychain.setAlias(name, to: nil)
             return
         }
-        guard let id = server.collectionID(at: path) else { throw SecretError.noSuchObject("no collection at \(path)") }
+        guard let id = server.collectionID(at: path) else { throw SecretServiceError.noSuchObject("no collection at \(path)") }
         try server.keychain.setAlias(name, to: id)
+    }
+
+    private func changePasswordPrompt(_ path: ObjectPath, caller: String) throws -> PromptArgument {
+        guard let id = server.collectionID(at: path) else { throw SecretServiceError.noSuchObject("no such collection") }
+        return .init(prompt: try server.makePrompt(owner: caller, action: .changePassword(id)))
     }
 
     // MARK: Locking
 
-    private func unlock(_ paths: [ObjectPath], caller: String) throws(DBusError) -> [DBusValue] {
+    private func unlock(_ paths: [ObjectPath], caller: String) throws(DBusError) -> Service.Unlock.Output {
         var unlocked: [ObjectPath] = []
         var pending: [(ObjectPath, CollectionID)] = []
         for path in paths {
@@ -100,9 +100,8 @@ struct ServiceObject: DBusObject {
             do { info = try server.keychain.info(id) } catch { throw DBusError(converting: error) }
             if info.isLocked { pending.append((path, id)) } else { unlocked.append(path) }
         }
-        guard !pending.isEmpty else { return [.objectPathArray(unlocked), .objectPath(SecretPath.none)] }
-        let prompt = try server.makePrompt(owner: caller, action: .unlock(pending))
-        return [.objectPathArray(unlocked), .objectPath(prompt)]
+        guard !pending.isEmpty else { return .init(unlocked: unlocked, prompt: SecretPath.none) }
+        return .init(unlocked: unlocked, prompt: try server.makePrompt(owner: caller, action: .unlock(pending)))
     }
 
     /// Locks the collections `paths` name. The session collection has no lock: it is left
@@ -126,70 +125,70 @@ struct ServiceObject: DBusObject {
 
     /// Every requested secret that exists in an unlocked collection, encoded for the caller's
     /// session; missing and locked items are left out (as gnome-keyring and oo7 do), any other
-    /// failure fails the whole call: a reply never silently lacks a secret. Secrets are read one
-    /// at a time, so the call needs secure memory for one secret, whatever their number.
-    private func getSecrets(_ paths: [ObjectPath], session path: ObjectPath, caller: String) throws -> DBusValue {
-        let session = try server.session(at: path, for: caller)
+    /// failure fails the whole call: a reply never silently lacks a secret. Each secret is
+    /// marshalled into the reply as soon as it is read and released right after, so the call
+    /// holds one secret in secure memory at a time, whatever their number.
+    private func getSecrets(_ paths: [ObjectPath], session path: ObjectPath, call: MethodCall) throws {
+        let session = try server.session(at: path, for: call.sender)
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
-        var entries: [DBusValue.DictionaryEntry] = []
-        entries.reserveCapacity(named.count)
         var replyBytes = 0
-        try server.keychain.forEachSecret(of: named.map(\.1)) { position, secret in
-            replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
-            guard replyBytes <= SecretServer.maxReplyBytes else {
-                throw SecretError.limitsExceeded(
-                    "the \(named.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+        try call.replyWithDictionary(keySignature: .objectPath, valueSignature: WireSecret.dbusType) { add in
+            try server.keychain.forEachSecret(of: named.map(\.1)) { position, secret in
+                replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
+                guard replyBytes <= SecretServer.maxReplyBytes else {
+                    throw SecretServiceError.limitsExceeded(
+                        "the \(named.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+                }
+                try add(.objectPath(named[position].0), try session.encode(secret).dbusValue)
             }
-            entries.append(.init(key: .objectPath(named[position].0), value: try session.encode(secret)))
         }
-        return .dictionary(keySignature: .objectPath, valueSignature: "(oayays)", entries)
     }
 
     // MARK: gnome-keyring's internal interface
 
-    private func password(_ value: DBusValue, caller: String) throws -> SecureBytes {
-        try server.secret(from: value, for: caller).bytes
-    }
-
-    private func createWithPassword(properties: [String: DBusValue], master: DBusValue, call: MethodCall) throws -> MethodResult {
-        let label = try label(from: properties)
-        let password = try password(master, caller: call.sender)
+    private func createWithPassword(_ input: GnomeKeyring.CreateWithMasterPassword.Input, call: MethodCall) throws -> MethodResult {
+        let label = input.properties.label ?? "Unnamed"
+        let password = try server.secret(from: input.master, for: call.sender).bytes
         let server = self.server
         let created = Locked<CollectionID?>(nil)
         return server.offLoop(call, {
             let id = try server.keychain.createCollection(label: label, password: password)
             created.withLock { $0 = id }
-            return [.objectPath(SecretPath.collection(id))]
+            return CollectionArgument(collection: SecretPath.collection(id))
         }, then: {
             guard let id = created.withLock({ $0 }) else { return }
             server.log("collection \(id) created by \(call.sender)")
-            server.emit(SecretPath.service, SecretInterface.service, "CollectionCreated", [.objectPath(SecretPath.collection(id))])
+            server.emit(SecretPath.service, Service.name, Service.Signal.collectionCreated, [.objectPath(SecretPath.collection(id))])
             server.collectionsChanged()
         })
     }
 
-    private func unlockWithPassword(_ path: ObjectPath, master: DBusValue, call: MethodCall) throws -> MethodResult {
-        guard let id = server.collectionID(at: path) else { throw SecretError.noSuchObject("no collection at \(path)") }
-        let password = try password(master, caller: call.sender)
+    private func unlockWithPassword(_ input: GnomeKeyring.UnlockWithMasterPassword.Input, call: MethodCall) throws -> MethodResult {
+        guard let id = server.collectionID(at: input.collection) else {
+            throw SecretServiceError.noSuchObject("no collection at \(input.collection)")
+        }
+        let password = try server.secret(from: input.master, for: call.sender).bytes
         let server = self.server
         guard try server.keychain.info(id).isLocked else { return .empty }
         return server.offLoop(call, {
             try server.keychain.unlock(id, password: password)
-            return []
+            return NoArguments()
         }, then: {
             server.log("collection \(id) unlocked by \(call.sender)")
             server.lockStateChanged(id)
         })
     }
 
-    private func changeWithPassword(_ path: ObjectPath, original: DBusValue, master: DBusValue, call: MethodCall) throws -> MethodResult {
-        guard let id = server.collectionID(at: path) else { throw SecretError.noSuchObject("no collection at \(path)") }
-        let old = try password(original, caller: call.sender)
-        let new = try password(master, caller: call.sender)
+    private func changeWithPassword(_ input: GnomeKeyring.ChangeWithMasterPassword.Input, call: MethodCall) throws -> MethodResult {
+        guard let id = server.collectionID(at: input.collection) else {
+            throw SecretServiceError.noSuchObject("no collection at \(input.collection)")
+        }
+        let old = try server.secret(from: input.original, for: call.sender).bytes
+        let new = try server.secret(from: input.master, for: call.sender).bytes
         let server = self.server
         return server.offLoop(call, {
             try server.keychain.changePassword(id, from: old, to: new)
-            return []
+            return NoArguments()
         }, then: {
             server.log("password of collection \(id) changed by \(call.sender)")
         })

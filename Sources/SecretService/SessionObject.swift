@@ -1,4 +1,5 @@
 import DBusKit
+import SecretServiceProtocol
 
 /// A transfer session: org.freedesktop.Secret.Session. Only the client that opened it may
 /// close it.
@@ -7,13 +8,18 @@ struct SessionObject: DBusObject {
     let number: UInt64
     let session: TransferSession
 
-    var interfaces: [InterfaceDescription] { [SecretInterface.sessionDescription] }
+    var interfaces: [InterfaceDescription] { [SessionInterface.description] }
+
+    static let methods = MethodTable<SessionObject>()
+        .on(SessionInterface.Close.self) { object, _, call in
+            guard call.sender == object.session.owner else {
+                throw DBusError.unknownMethod("this session belongs to another client")
+            }
+            object.server.closeSession(object.number)
+            return NoArguments()
+        }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
-        guard call.sender == session.owner else {
-            throw DBusError.unknownMethod("this session belongs to another client")
-        }
-        server.closeSession(number)
-        return .empty
+        try Self.methods.handle(call, on: self)
     }
 }

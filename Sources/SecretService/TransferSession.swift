@@ -1,12 +1,14 @@
 import CofferCore
 import CofferCrypto
 import DBusKit
+import SecretServiceProtocol
 
 /// A client's session: how secrets travel between it and the service.
 ///
 /// `plain` sends secrets as they are; `dh-ietf1024-sha256-aes128-cbc-pkcs7` agrees on an
 /// AES-128 key by Diffie-Hellman in the 1024-bit MODP group (HKDF-SHA256 over the shared
 /// secret padded to 128 bytes) and sends each secret AES-CBC encrypted under a fresh IV.
+/// Either way the value stays in secure memory up to the D-Bus message.
 final class TransferSession {
     enum Algorithm {
         case plain
@@ -38,7 +40,7 @@ final class TransferSession {
             guard case .string = input else {
                 throw .invalidArgs("the plain algorithm takes an empty string as input")
             }
-            return (TransferSession(path: path, owner: owner, algorithm: .plain), .variant(.string("")))
+            return (TransferSession(path: path, owner: owner, algorithm: .plain), .string(""))
         case dhName:
             guard case .bytes(let peer) = input else {
                 throw .invalidArgs("\(dhName) takes the client's public key as a byte array")
@@ -47,11 +49,11 @@ final class TransferSession {
                 let pair = try DHKeyPair()
                 let shared = try pair.sharedSecret(peerPublicKey: peer)
                 let key = try SecretServiceKey.derive(sharedSecret: shared)
-                return (TransferSession(path: path, owner: owner, algorithm: .dh(try AES128CBCKey(key))), .variant(.bytes(pair.publicKey)))
+                return (TransferSession(path: path, owner: owner, algorithm: .dh(try AES128CBCKey(key))), .bytes(pair.publicKey))
             } catch CryptoError.invalidInput(let why) {
                 throw .invalidArgs("unusable public key: \(why)")
             } catch CryptoError.secureMemoryExhausted {
-                throw SecretError.outOfSecureMemory
+                throw SecretServiceError.outOfSecureMemory.dbusError
             } catch {
                 throw .failed("key agreement failed")
             }
@@ -60,64 +62,47 @@ final class TransferSession {
         }
     }
 
-    /// The `(oayays)` struct carrying `secret` to this session's client.
-    func encode(_ secret: Secret) throws(DBusError) -> DBusValue {
+    /// `secret` as it travels to this session's client. A plain session sends the secret's own
+    /// secure buffer: no copy of it is made before libdbus marshals it.
+    func encode(_ secret: Secret) throws(DBusError) -> WireSecret {
         switch algorithm {
         case .plain:
-            return secret.bytes.withUnprotectedCopy { bytes in
-                .structure([.objectPath(path), .bytes([]), .bytes(bytes), .string(secret.contentType)])
-            }
+            return WireSecret(session: path, parameters: [], value: secret.bytes, contentType: secret.contentType)
         case .dh(let cipher):
             // Unpredictable without a system call per secret (libgcrypt's nonce generator).
             let iv = Random.nonce(AES128CBC.blockLength)
             do {
-                let sealed = try cipher.encrypt(secret.bytes, iv: iv)
-                return .structure([.objectPath(path), .bytes(iv), .bytes(sealed), .string(secret.contentType)])
+                let sealed = try SecureBytes(cipher.encrypt(secret.bytes, iv: iv))
+                return WireSecret(session: path, parameters: iv, value: sealed, contentType: secret.contentType)
             } catch CryptoError.secureMemoryExhausted {
-                throw SecretError.outOfSecureMemory
+                throw SecretServiceError.outOfSecureMemory.dbusError
             } catch {
                 throw .failed("cannot encrypt the secret for the session")
             }
         }
     }
 
-    /// The most bytes an encoded secret may have: the size limit plus a block of padding.
-    static let maxEncodedSecretBytes = Limits.maxSecretBytes + AES128CBC.blockLength
-
-    /// The secret inside an `(oayays)` struct the client encoded for this session.
-    func decode(parameters: [UInt8], value: [UInt8], contentType: String) throws(DBusError) -> Secret {
-        try Self.checkSizes(value: value, contentType: contentType)
-        var value = value
+    /// The secret a client encoded for this session. The reader has already refused a value
+    /// longer than `WireSecret.secretLimit`.
+    func decode(_ wire: WireSecret) throws(DBusError) -> Secret {
+        guard wire.contentType.utf8.count <= Limits.maxContentTypeBytes else {
+            throw .invalidArgs("content types must be at most \(Limits.maxContentTypeBytes) bytes")
+        }
         switch algorithm {
         case .plain:
-            guard parameters.isEmpty else { throw .invalidArgs("plain secrets carry no parameters") }
-            do {
-                return Secret(bytes: try SecureBytes(wiping: &value), contentType: contentType)
-            } catch {
-                throw SecretError.outOfSecureMemory
-            }
+            guard wire.parameters.isEmpty else { throw .invalidArgs("plain secrets carry no parameters") }
+            return Secret(bytes: wire.value, contentType: wire.contentType)
         case .dh(let cipher):
-            guard parameters.count == AES128CBC.blockLength else {
+            guard wire.parameters.count == AES128CBC.blockLength else {
                 throw .invalidArgs("the secret's parameters must be a 16-byte IV")
             }
             do {
-                return Secret(bytes: try cipher.decrypt(value, iv: parameters), contentType: contentType)
+                return Secret(bytes: try cipher.decrypt(wire.value, iv: wire.parameters), contentType: wire.contentType)
             } catch CryptoError.secureMemoryExhausted {
-                throw SecretError.outOfSecureMemory
+                throw SecretServiceError.outOfSecureMemory.dbusError
             } catch {
                 throw .invalidArgs("the secret cannot be decrypted with this session's key")
             }
-        }
-    }
-
-    /// Rejects an oversized secret or content type before anything goes into secure memory
-    /// (a huge value would fill the pool and fail as "out of secure memory").
-    static func checkSizes(value: [UInt8], contentType: String) throws(DBusError) {
-        guard value.count <= maxEncodedSecretBytes else {
-            throw .invalidArgs("secrets must be at most \(Limits.maxSecretBytes) bytes; this one has \(value.count)")
-        }
-        guard contentType.utf8.count <= Limits.maxContentTypeBytes else {
-            throw .invalidArgs("content types must be at most \(Limits.maxContentTypeBytes) bytes")
         }
     }
 }

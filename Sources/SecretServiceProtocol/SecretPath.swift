@@ -7,28 +7,28 @@ import DBusKit
 /// gnome-keyring does, so `my_keys` is `my_5fkeys`), items one level below by decimal id, sessions at `…/session/s<N>`, prompts at
 /// `…/prompt/p<N>`. `…/aliases/<name>[/<item>]` names the same objects as the collection the
 /// alias points to; replies and signals always carry the real paths.
-enum SecretPath {
-    static let service: ObjectPath = "/org/freedesktop/secrets"
-    static let collections: ObjectPath = "/org/freedesktop/secrets/collection"
-    static let aliases: ObjectPath = "/org/freedesktop/secrets/aliases"
-    static let sessions: ObjectPath = "/org/freedesktop/secrets/session"
-    static let prompts: ObjectPath = "/org/freedesktop/secrets/prompt"
+public enum SecretPath {
+    public static let service: ObjectPath = "/org/freedesktop/secrets"
+    public static let collections: ObjectPath = "/org/freedesktop/secrets/collection"
+    public static let aliases: ObjectPath = "/org/freedesktop/secrets/aliases"
+    public static let sessions: ObjectPath = "/org/freedesktop/secrets/session"
+    public static let prompts: ObjectPath = "/org/freedesktop/secrets/prompt"
     /// "No object": the empty prompt, a missing alias.
-    static let none: ObjectPath = "/"
+    public static let none: ObjectPath = "/"
 
-    static func collection(_ id: CollectionID) -> ObjectPath {
+    public static func collection(_ id: CollectionID) -> ObjectPath {
         collections.appending(escaping: id.rawValue)
     }
 
-    static func item(_ reference: ItemReference) -> ObjectPath {
+    public static func item(_ reference: ItemReference) -> ObjectPath {
         collection(reference.collection).appending(escaping: String(reference.item))
     }
 
-    static func session(_ number: UInt64) -> ObjectPath { sessions.appending(escaping: "s\(number)") }
-    static func prompt(_ number: UInt64) -> ObjectPath { prompts.appending(escaping: "p\(number)") }
+    public static func session(_ number: UInt64) -> ObjectPath { sessions.appending(escaping: "s\(number)") }
+    public static func prompt(_ number: UInt64) -> ObjectPath { prompts.appending(escaping: "p\(number)") }
 
     /// What a path below the service names, before alias resolution.
-    enum Target: Equatable {
+    public enum Target: Equatable, Sendable {
         case service
         /// `…/collection` or `…/aliases`, or another node with children only.
         case node
@@ -42,7 +42,7 @@ enum SecretPath {
 
     /// Called for every item of a `GetSecrets`, so it splits the UTF-8 bytes once instead of
     /// building every element through `ObjectPath.elements`.
-    static func parse(_ path: ObjectPath) -> Target? {
+    public static func parse(_ path: ObjectPath) -> Target? {
         let prefix = service.rawValue.utf8
         let bytes = path.rawValue.utf8
         guard bytes.starts(with: prefix) else { return nil }

@@ -1,0 +1,25 @@
+import DBusKit
+
+/// Every interface of the Secret Service, and the introspection document generated from them
+/// (`dbus/org.freedesktop.Secrets.xml` is this text; `IntrospectionTests` fails if they drift).
+public enum SecretInterfaces {
+    /// All interfaces, in the order the document lists them.
+    public static let all: [InterfaceDescription] = [
+        ServiceInterface.description, GnomeKeyringInterface.description, CollectionInterface.description,
+        ItemInterface.description, SessionInterface.description, PromptInterface.description,
+    ]
+
+    /// The introspection document of all interfaces.
+    public static var document: String {
+        InterfaceDescription.introspectionDocument(all, comment: """
+            The interfaces cofferd serves, as its own Introspect answers them (objects also implement
+                 org.freedesktop.DBus.Introspectable, .Properties and .Peer):
+                 /org/freedesktop/secrets                     Service + gnome-keyring's internal interface
+                 /org/freedesktop/secrets/collection/ID       Collection (also at /aliases/NAME)
+                 /org/freedesktop/secrets/collection/ID/N     Item
+                 /org/freedesktop/secrets/session/sN          Session
+                 /org/freedesktop/secrets/prompt/pN           Prompt
+                 Generated from Sources/SecretServiceProtocol: run scripts/generate-introspection.
+            """)
+    }
+}
