@@ -6,13 +6,18 @@
 //   wrappers:       CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
-//   object layer:   SecretService (the server's objects)
+//   object layer:   SecretService (the server's objects); SecretServiceClient (a client library)
 //   executables:    cofferd (daemon), coffer (CLI)
 import PackageDescription
 
 let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "SecretServiceClient", targets: ["SecretServiceClient"]),
+        .executable(name: "cofferd", targets: ["cofferd"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
@@ -35,6 +40,9 @@ let package = Package(
         // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,
         // errors and paths, shared by the server and the client library.
         .target(name: "SecretServiceProtocol", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+
+        // A client of any Secret Service provider, on the same protocol module.
+        .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
 
         // The org.freedesktop.Secret.* object layer.
         .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
@@ -72,7 +80,8 @@ let package = Package(
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "CofferTestSupport"]),
-        .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
+        .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferCore", "CofferTestSupport",
+                                                      "SecretServiceProtocol", "SecretServiceClient"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
 
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables

@@ -1,0 +1,25 @@
+import Dispatch
+import Foundation
+
+/// Runs a connection's event loop on a background thread until `stop()`.
+public final class LoopThread: @unchecked Sendable {
+    public let connection: DBusConnection
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(_ connection: DBusConnection) {
+        self.connection = connection
+        let thread = Thread { [connection, finished] in
+            connection.run()
+            finished.signal()
+        }
+        thread.name = "D-Bus loop \(connection.uniqueName)"
+        thread.start()
+    }
+
+    /// Stops the loop and waits (at most 10 s) for the thread to leave `run()`; returns whether it did.
+    @discardableResult
+    public func stop() -> Bool {
+        connection.stop()
+        return finished.wait(timeout: .now() + 10) == .success
+    }
+}

@@ -1,0 +1,108 @@
+import CofferCore
+import CofferCrypto
+import DBusKit
+import SecretServiceClient
+import SecretServiceProtocol
+import Testing
+
+/// SecretServiceClient against the real cofferd: everything a client library must do, with
+/// both kinds of session.
+@Suite(.timeLimit(.minutes(5)), .enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+struct ClientLibraryTests {
+    static func bytes(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }
+
+    static func client(_ f: DaemonFixture) throws -> SecretServiceClient {
+        SecretServiceClient(connection: try DBusConnection(address: f.bus.address))
+    }
+
+    @Test(arguments: [SessionSecurity.encrypted, .plain])
+    func storeLookUpChangeAndDelete(security: SessionSecurity) throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let session = try client.openSession(security)
+        #expect(session.isEncrypted == (security == .encrypted))
+
+        let login = try #require(try client.readAlias("default"))
+        #expect(login == SecretPath.collection(.login))
+        let item = try client.createItem(in: login, label: "Git", attributes: ["service": "git", "user": "ann"],
+                                         secret: try Self.bytes("hunter2"), contentType: "text/x-token", session: session)
+        #expect(try client.search(["service": "git"]).unlocked == [item])
+        #expect(try client.search(in: login, ["user": "ann"]) == [item])
+        let secret = try client.secret(of: item, session: session)
+        #expect(secret.bytes == (try Self.bytes("hunter2")))
+        #expect(secret.contentType == "text/x-token")
+
+        try client.setSecret(of: item, to: try Self.bytes("hunter3"), session: session)
+        try client.setLabel(ofItem: item, to: "Git (ann)")
+        try client.setAttributes(of: item, to: ["service": "git", "user": "bob"])
+        let snapshot = try client.item(item)
+        #expect(snapshot.label == "Git (ann)" && snapshot.attributes == ["service": "git", "user": "bob"] && !snapshot.isLocked)
+        #expect(try client.secret(of: item, session: session).bytes == (try Self.bytes("hunter3")))
+
+        try client.deleteItem(item)
+        #expect(try client.search(["service": "git"]).unlocked.isEmpty)
+        #expect(throws: DBusError.self) { try client.secret(of: item, session: session) }
+        try client.closeSession(session)
+        #expect(throws: DBusError.self) { try client.secret(of: item, session: session) }
+    }
+
+    /// 100 items read back in GetSecrets batches; the order and every secret are kept.
+    @Test func manySecretsInBatches() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let session = try client.openSession()
+        let login = SecretPath.collection(.login)
+        var items: [ObjectPath] = []
+        for n in 0..<100 {
+            items.append(try client.createItem(in: login, label: "n\(n)", attributes: ["n": "\(n)"],
+                                               secret: try Self.bytes("secret \(n)"), session: session))
+        }
+        var seen = 0
+        try client.forEachSecret(of: items, session: session) { position, secret in
+            let expected = try Self.bytes("secret \(position)")
+            #expect(secret.bytes == expected)
+            seen += 1
+        }
+        #expect(seen == 100)
+        #expect(try client.collection(login).items.count == 100)
+    }
+
+    /// Unlock through a prompt, a dismissed prompt, and collections made and deleted through
+    /// the prompt and through gnome-keyring's password interface.
+    @Test func promptsAndPasswords() throws {
+        let f = try DaemonFixture(pinentry: ["CANCEL", DaemonFixture.loginPassword, "new one", "new one"])
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        #expect(try client.lock([login]) == [login])
+        #expect(try client.collection(login).isLocked)
+        #expect(throws: PromptError.dismissed) { try client.unlock([login]) }
+        #expect(try client.unlock([login]) == [login])
+        #expect(try !client.collection(login).isLocked)
+
+        let made = try client.createCollection(label: "Work")
+        #expect(try client.collection(made).label == "Work")
+        #expect(try client.collections().contains(made))
+        try client.deleteCollection(made)
+        #expect(try !client.collections().contains(made))
+
+        #expect(client.offersPasswordInterface())
+        let session = try client.openSession()
+        let other = try client.createCollection(label: "Other", password: try Self.bytes("pw one"), session: session)
+        try client.setAlias("mine", to: other)
+        #expect(try client.readAlias("mine") == other)
+        _ = try client.lock([other])
+        #expect(throws: DBusError.self) { try client.unlock(other, password: try Self.bytes("wrong"), session: session) }
+        try client.unlock(other, password: try Self.bytes("pw one"), session: session)
+        try client.changePassword(of: other, from: try Self.bytes("pw one"), to: try Self.bytes("pw two"), session: session)
+        _ = try client.lock([other])
+        try client.unlock(other, password: try Self.bytes("pw two"), session: session)
+        try client.setAlias("mine", to: nil)
+        #expect(try client.readAlias("mine") == nil)
+    }
+}
