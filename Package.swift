@@ -53,7 +53,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [
-            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
+            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SecretServiceProtocol", "SecretServiceClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

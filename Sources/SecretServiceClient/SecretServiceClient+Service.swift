@@ -109,3 +109,20 @@ extension SecretServiceClient {
                      timeout: Self.slowCallTimeout)
     }
 }
+
+extension SecretServiceClient {
+    /// The aliases the provider lists below `…/aliases` (cofferd and gnome-keyring list theirs),
+    /// always with `default`.
+    public func aliasNames() -> [String] {
+        var names: Set<String> = ["default"]
+        guard let reply = try? connection.call(destination: destination, path: SecretPath.aliases,
+                                               interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"),
+              let xml = reply.first?.string else { return names.sorted() }
+        for piece in xml.split(separator: "<node name=\"").dropFirst() {
+            guard let end = piece.firstIndex(of: "\""),
+                  let name = ObjectPath.unescapeElement(String(piece[..<end])) else { continue }
+            names.insert(name)
+        }
+        return names.sorted()
+    }
+}

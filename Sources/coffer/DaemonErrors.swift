@@ -1,20 +1,18 @@
 import CofferCore
 import DBusKit
+import SecretServiceClient
+import SecretServiceProtocol
 
-/// How D-Bus errors from the Secret Service become coffer's errors, so that the exit status
-/// and message match what direct mode says for the same situation:
+/// How errors from the Secret Service become coffer's errors, so that the exit status and
+/// message match what direct mode says for the same situation:
 ///
 /// - `Secret.Error.NoSuchObject`, `DBus.Error.UnknownObject` -> not found (1)
 /// - `Secret.Error.IsLocked` -> locked (3); `org.gnome.keyring.Error.Denied` -> wrong password (3)
 /// - `Secret.Error.AlreadyExists` -> already exists (4)
 /// - `DBus.Error.InvalidArgs` -> usage (2): the service refused what the command asked for
-/// - anything else (the service gone, a timeout, a store failure in it) -> 5
+/// - a prompt dismissed or unanswered, anything else (the service gone, a timeout, a store
+///   failure in it) -> 5
 enum DaemonErrors {
-    static let noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
-    static let isLocked = "org.freedesktop.Secret.Error.IsLocked"
-    static let alreadyExists = "org.freedesktop.Secret.Error.AlreadyExists"
-    static let denied = "org.gnome.keyring.Error.Denied"
-
     /// What a call was about, to name it in the error.
     enum Subject {
         case service
@@ -22,21 +20,23 @@ enum DaemonErrors {
         case item(CollectionID)
     }
 
-    static func translate(_ error: DBusError, about subject: Subject) -> any Error {
+    static func translate(_ error: any Error, about subject: Subject) -> any Error {
+        if let prompt = error as? PromptError { return CLIError.storeFailure("the Secret Service asked the user: \(prompt)") }
+        guard let error = error as? DBusError else { return error }
         let collection: CollectionID? = switch subject {
         case .service: nil
         case .collection(let id), .item(let id): id
         }
         switch error.name {
-        case noSuchObject, DBusError.Name.unknownObject:
+        case SecretServiceError.Name.noSuchObject, DBusError.Name.unknownObject:
             if case .item = subject { return CofferError.itemNotFound }
             if let collection { return CofferError.collectionNotFound(collection.rawValue) }
             return CLIError.notFound("the Secret Service has no such object: \(detail(error))")
-        case isLocked:
+        case SecretServiceError.Name.isLocked:
             return CofferError.locked(collection?.rawValue ?? "?")
-        case denied:
+        case SecretServiceError.Name.denied:
             return CofferError.authenticationFailed
-        case alreadyExists:
+        case SecretServiceError.Name.alreadyExists:
             if case .item = subject { return CofferError.duplicateItem }
             return CofferError.collectionExists(collection?.rawValue ?? "?")
         case DBusError.Name.invalidArgs:
