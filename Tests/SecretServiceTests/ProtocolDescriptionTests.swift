@@ -62,7 +62,7 @@ import Testing
         ]
         let described = SecretInterfaces.document
         for (path, interfaces) in objects {
-            let answered = try server.client.call(destination: server.name, path: path,
+            let answered = try server.client.connection.call(destination: server.name, path: path,
                                                   interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
             let xml = try #require(answered.first?.string)
             for interface in interfaces {
