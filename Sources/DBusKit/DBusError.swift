@@ -31,7 +31,6 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
         public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
         public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
-        public static let noMemory = "org.freedesktop.DBus.Error.NoMemory"
         public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     }
 

@@ -135,11 +135,6 @@ public final class DBusMessage: @unchecked Sendable {
         if ok == 0 { fatalError("libdbus: out of memory") }
     }
 
-    public func setNoReplyExpected(_ value: Bool) throws(DBusError) {
-        try requireUnlocked()
-        dbus_message_set_no_reply(raw, value ? 1 : 0)
-    }
-
     // MARK: Body
 
     /// Appends `values` to the body after validating them (see `DBusValue.validate()`).

@@ -41,8 +41,6 @@ public struct MethodDescription: Sendable, Hashable {
     public var outSignature: String { outArguments.map(\.type.rawValue).joined() }
     /// Per in-argument: the secret limit to decode it with (see `ArgumentDescription.secretLimit`).
     public var inSecretLimits: [Int?] { inArguments.map(\.secretLimit) }
-    /// Per out-argument: the secret limit to decode a reply with.
-    public var outSecretLimits: [Int?] { outArguments.map(\.secretLimit) }
 }
 
 /// Who may read or write a property.

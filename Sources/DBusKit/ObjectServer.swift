@@ -45,10 +45,6 @@ public final class ObjectServer: @unchecked Sendable {
         register(prefix: path, tree: ClosureObjectTree(object: { $0 == path ? object : nil }))
     }
 
-    public func unregister(prefix: ObjectPath) {
-        registrations.withLock { _ = $0.removeValue(forKey: prefix) }
-    }
-
     // MARK: Dispatch (loop thread)
 
     private static let objectStandardInterfaces = [StandardInterface.introspectableDescription,

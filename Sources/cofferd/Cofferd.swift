@@ -61,6 +61,9 @@ struct Cofferd: ParsableCommand {
         let readiness = foreground ? nil : try Daemonizer.detach()
         Crypto.initialize(secureMemoryBytes: secureMemoryKib << 10)
         let log = Log.line
+        if !Crypto.isSecureMemoryLocked {
+            log("warning: the secure memory pool could not be locked into RAM, so keys and secrets may be written to swap; raise the locked-memory limit (ulimit -l, or LimitMEMLOCK= in the systemd unit) to at least \(secureMemoryKib) KiB")
+        }
 
         let directory = dataDir ?? FileStore.defaultDirectory()
         let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
