@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "CofferTestSupport", dependencies: ["DBusKit"]),
 
         // Tests, and tools the tests run as child processes: a pinentry that answers from a
-        // script, and a the store's crash and concurrency tests run as a child process.
+        // script, and the writer the store's crash and concurrency tests run.
         .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
                           path: "Tests/Tools/StoreTortureWriter"),
         .executableTarget(name: "FakePinentry", path: "Tests/Tools/FakePinentry"),
