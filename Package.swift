@@ -41,6 +41,9 @@ let package = Package(
         // errors and paths, shared by the server and the client library.
         .target(name: "SecretServiceProtocol", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
 
+        // gnome-keyring's keyring files, both formats (for import and export).
+        .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto"]),
+
         // A client of any Secret Service provider, on the same protocol module.
         .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
 
@@ -94,6 +97,8 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),
         .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/StoreFileFuzz"),
+        .testTarget(name: "GnomeKeyringFormatTests", dependencies: ["GnomeKeyringFormat", "CofferCrypto", "CofferTestSupport",
+                                                                  "DBusKit", "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

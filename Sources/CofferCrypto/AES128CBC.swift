@@ -37,17 +37,25 @@ public final class AES128CBCKey: Sendable {
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
     public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-        try Self.check(iv: iv)
         let padLength = blockLength - plaintext.count % blockLength
         let padded = try SecureBytes(capacity: plaintext.count + padLength)
         try padded.append(plaintext)
         for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
+        return try encryptBlocks(padded, iv: iv)
+    }
 
-        var result = [UInt8](repeating: 0, count: padded.count)
+    /// Encrypts `plaintext`, whose length must be a multiple of the block length already (for
+    /// formats that pad in their own way: gnome-keyring's files pad with zero bytes).
+    public func encryptBlocks(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+        try Self.check(iv: iv)
+        guard plaintext.count % blockLength == 0 else {
+            throw CryptoError.invalidInput("plaintext length \(plaintext.count) is not a multiple of \(blockLength)")
+        }
+        var result = [UInt8](repeating: 0, count: plaintext.count)
         let cipher = try cipher()
         try iv.withUnsafeBytes { try cipher.setIV($0) }
         try result.withUnsafeMutableBytes { out in
-            try padded.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
+            try plaintext.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }
         }
         return result
     }
@@ -55,15 +63,20 @@ public final class AES128CBCKey: Sendable {
     /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
     /// n bytes equal n -> else .invalidInput("bad padding" etc).
     public func decrypt(_ ciphertext: [UInt8], iv: [UInt8]) throws -> SecureBytes {
-        try ciphertext.withUnsafeBytes { try decrypt($0, iv: iv) }
+        try removePadding(try ciphertext.withUnsafeBytes { try decryptBlocks($0, iv: iv) })
     }
 
     /// As `decrypt(_:iv:)`, for a ciphertext read into secure memory.
     public func decrypt(_ ciphertext: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
-        try ciphertext.withUnsafeBytes { try decrypt($0, iv: iv) }
+        try removePadding(try ciphertext.withUnsafeBytes { try decryptBlocks($0, iv: iv) })
     }
 
-    private func decrypt(_ ciphertext: UnsafeRawBufferPointer, iv: [UInt8]) throws -> SecureBytes {
+    /// Decrypts whole blocks and leaves any padding in place (see `encryptBlocks`).
+    public func decryptBlocks(_ ciphertext: ArraySlice<UInt8>, iv: [UInt8]) throws -> SecureBytes {
+        try ciphertext.withUnsafeBytes { try decryptBlocks($0, iv: iv) }
+    }
+
+    private func decryptBlocks(_ ciphertext: UnsafeRawBufferPointer, iv: [UInt8]) throws -> SecureBytes {
         try Self.check(iv: iv)
         guard !ciphertext.isEmpty, ciphertext.count % blockLength == 0 else {
             throw CryptoError.invalidInput(
@@ -73,6 +86,11 @@ public final class AES128CBCKey: Sendable {
         let cipher = try cipher()
         try iv.withUnsafeBytes { try cipher.setIV($0) }
         try output.withUnsafeMutableBytes { try cipher.decrypt(into: $0, from: ciphertext) }
+        return output
+    }
+
+    /// `output` without its PKCS#7 padding; wiped and refused when the padding is malformed.
+    private func removePadding(_ output: SecureBytes) throws -> SecureBytes {
         guard let unpadded = paddingStart(output) else {
             output.removeAll()
             throw CryptoError.invalidInput("bad padding")
