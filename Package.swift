@@ -97,7 +97,8 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),
         .executableTarget(name: "StoreFileFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/StoreFileFuzz"),
-        .testTarget(name: "GnomeKeyringFormatTests", dependencies: ["GnomeKeyringFormat", "CofferCrypto", "CofferTestSupport",
+        // The real gnome-keyring-daemon: its files read back, and the client library against it.
+        .testTarget(name: "GnomeKeyringTests", dependencies: ["GnomeKeyringFormat", "CofferCore", "CofferCrypto", "CofferTestSupport",
                                                                   "DBusKit", "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
     ],
