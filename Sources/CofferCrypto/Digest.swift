@@ -13,6 +13,17 @@ public enum Digest {
         }
     }
 
+    /// MD5 of `bytes` (16 bytes): only for formats that use it (gnome-keyring's files).
+    public static func md5(_ bytes: [UInt8]) -> [UInt8] {
+        Crypto.ensureInitialized()
+        return [UInt8](unsafeUninitializedCapacity: 16) { out, initialized in
+            bytes.withUnsafeBytes {
+                gcry_md_hash_buffer(COFFER_GCRY_MD_MD5, out.baseAddress, $0.baseAddress, $0.count)
+            }
+            initialized = 16
+        }
+    }
+
     /// CRC-32 (IEEE 802.3, as zlib's crc32), computed here eight bytes at a time: libgcrypt's
     /// one-shot digest call costs more in setup than a short record takes to checksum.
     public static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {

@@ -15,10 +15,15 @@ public final class GnomeKeyringDaemon: @unchecked Sendable {
     public let home: String
     private var child: ChildProcess?
 
-    public init(password: String) throws {
+    /// Starts the daemon; `keyrings` (file name without `.keyring` to contents) are put in its
+    /// keyrings directory first, for it to load.
+    public init(password: String, keyrings: [String: [UInt8]] = [:]) throws {
         guard let executable = Self.executable else { throw ChildProcessError.notFound("gnome-keyring-daemon") }
         home = NSTemporaryDirectory() + "gnome-keyring-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: home + "/data", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/data/keyrings", withIntermediateDirectories: true)
+        for (name, contents) in keyrings {
+            try Data(contents).write(to: URL(fileURLWithPath: home + "/data/keyrings/\(name).keyring"))
+        }
         bus = try PrivateBus()
         let child = try ChildProcess(executable, arguments: ["--unlock", "--foreground", "--components=secrets"],
                                      environment: environment(), stdin: Array(password.utf8))

@@ -80,10 +80,7 @@ enum BinaryKeyringReader {
     private static func decrypt(_ header: Header, password: SecureBytes) throws(GnomeKeyringFileError) -> SecureBytes {
         guard !header.encrypted.isEmpty else { throw .damaged("the encrypted part is empty") }
         do {
-            var digest = try SecureDigest.hash(.sha256, password, try SecureBytes(header.salt))
-            for _ in 1..<header.iterations { digest = try SecureDigest.hash(.sha256, digest) }
-            let key = try AES128CBCKey(try digest.slice(0..<16))
-            let iv = digest.unprotectedArray(16..<32)   // an IV, derived like the key but not secret
+            let (key, iv) = try key(password: password, salt: header.salt, iterations: header.iterations)
             let plaintext = try key.decryptBlocks(header.encrypted, iv: iv)
             guard plaintext.count >= 16,
                   try SecureDigest.hash(.md5, plaintext, range: 16..<plaintext.count).constantTimeEquals(try plaintext.slice(0..<16)) else {
@@ -97,6 +94,15 @@ enum BinaryKeyringReader {
         } catch {
             throw .damaged("the encrypted part cannot be decrypted (\(error))")
         }
+    }
+
+    /// The AES key and IV of a keyring: SHA-256 of password and salt, hashed again
+    /// `iterations - 1` times; the key is its first half, the IV its second.
+    static func key(password: SecureBytes, salt: [UInt8], iterations: UInt32) throws -> (AES128CBCKey, [UInt8]) {
+        var digest = try SecureDigest.hash(.sha256, password, try SecureBytes(salt))
+        for _ in 1..<max(iterations, 1) { digest = try SecureDigest.hash(.sha256, digest) }
+        // The IV is derived like the key, but it is not secret.
+        return (try AES128CBCKey(try digest.slice(0..<16)), digest.unprotectedArray(16..<32))
     }
 
     private static func item(_ reader: inout ByteReader, id: UInt32, type: UInt32) throws(GnomeKeyringFileError) -> GnomeKeyring.Item {

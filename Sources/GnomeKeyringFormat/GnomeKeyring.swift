@@ -24,8 +24,9 @@ public struct GnomeKeyring: Sendable {
         /// Its id in the keyring (the last element of its D-Bus path).
         public var id: UInt32
         public var label: String
-        /// Every attribute, uint32 ones as decimal text (as gnome-keyring shows them); with
-        /// `xdg:schema` set from a legacy item type other than generic when the file has none.
+        /// Every attribute, uint32 ones as decimal text, and `xdg:schema` set from the legacy
+        /// item type when the file has none: what gnome-keyring shows over D-Bus (less its
+        /// `gkr:compat:*` bookkeeping).
         public var attributes: [String: String]
         /// The attributes the file stored as uint32 (a writer stores them so again).
         public var uint32Attributes: Set<String>
@@ -70,12 +71,11 @@ public struct GnomeKeyring: Sendable {
             self = Self.allCases.first { $0.schema == schema } ?? .generic
         }
 
-        /// Sets `xdg:schema` from a stored type number (its low 16 bits) when the attributes
-        /// have none and the type is not generic (an item without one is generic anyway).
+        /// Sets `xdg:schema` from a stored type number (its low 16 bits; unknown ones are
+        /// generic) when the attributes have none, as gnome-keyring does when it loads a file.
         static func recordSchema(ofStored type: UInt32, in attributes: inout [String: String]) {
-            guard attributes[GnomeKeyring.schemaAttribute] == nil,
-                  let known = ItemType(rawValue: type & 0xFFFF), known != .generic else { return }
-            attributes[GnomeKeyring.schemaAttribute] = known.schema
+            guard attributes[GnomeKeyring.schemaAttribute] == nil else { return }
+            attributes[GnomeKeyring.schemaAttribute] = (ItemType(rawValue: type & 0xFFFF) ?? .generic).schema
         }
     }
 }

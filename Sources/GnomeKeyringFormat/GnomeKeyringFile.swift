@@ -18,4 +18,10 @@ public enum GnomeKeyringFile {
         guard let password else { throw .passwordNeeded }
         return try BinaryKeyringReader.read(bytes, password: password)
     }
+
+    /// `keyring` in gnome-keyring's encrypted binary format, protected by `password`: a file
+    /// gnome-keyring opens (put it in `~/.local/share/keyrings/<name>.keyring`).
+    public static func write(_ keyring: GnomeKeyring, password: SecureBytes) throws -> [UInt8] {
+        try BinaryKeyringWriter.write(keyring, password: password)
+    }
 }

@@ -105,3 +105,70 @@ struct GnomeKeyringFileTests {
         try Self.expectAllStored(read)
     }
 }
+
+/// What Coffer writes, gnome-keyring opens: the way back.
+@Suite(.timeLimit(.minutes(5)), .enabled(if: GnomeKeyringDaemon.executable != nil,
+                                         "gnome-keyring-daemon is not installed (scripts/setup installs it)"))
+struct GnomeKeyringWriterTests {
+    static func bytes(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }
+
+    static func keyring() throws -> GnomeKeyring {
+        var items: [GnomeKeyring.Item] = [
+            .init(id: 1, label: "Ünïcode ✓", attributes: ["service": "git", "user": "ånn", "empty": ""],
+                  secret: try bytes("s3cret ✓"), created: 1_700_000_000, modified: 1_700_000_500),
+            .init(id: 2, label: "binary", attributes: ["kind": "binary", "port": "8080"], uint32Attributes: ["port"],
+                  secret: try SecureBytes([0, 1, 0xFF, 0x80]), created: 1_700_000_100, modified: 1_700_000_100),
+            .init(id: 3, label: "network", attributes: ["xdg:schema": "org.gnome.keyring.NetworkPassword", "server": "example.org"],
+                  secret: try bytes("net"), created: 1_700_000_200, modified: 1_700_000_300),
+        ]
+        for n in 4...60 {
+            items.append(.init(id: UInt32(n), label: "item \(n)", attributes: ["n": "\(n)"], secret: try bytes("secret \(n)"),
+                               created: 1_700_000_000 + UInt64(n), modified: 1_700_000_000 + UInt64(n)))
+        }
+        return GnomeKeyring(label: "From Coffer", created: 1_690_000_000, modified: 1_700_000_600, items: items)
+    }
+
+    /// An item's attributes as gnome-keyring shows them: with a schema.
+    static func shown(_ item: GnomeKeyring.Item) -> [String: String] {
+        item.attributes.merging([GnomeKeyring.schemaAttribute: item.schema]) { have, _ in have }
+    }
+
+    @Test func gnomeKeyringOpensWhatCofferWrites() throws {
+        let original = try Self.keyring()
+        let file = try GnomeKeyringFile.write(original, password: try Self.bytes("way back"))
+        // Read back by Coffer's own reader first: exact.
+        let reread = try GnomeKeyringFile.read(file, password: try Self.bytes("way back"))
+        #expect(reread.label == original.label && reread.items.count == original.items.count)
+        for (a, b) in zip(original.items, reread.items) {
+            #expect(a.id == b.id && a.label == b.label && a.secret == b.secret)
+            #expect(Self.shown(a) == b.attributes)
+            #expect(a.created == b.created && a.modified == b.modified && a.uint32Attributes == b.uint32Attributes)
+        }
+
+        // Then by gnome-keyring itself.
+        let keyring = try GnomeKeyringDaemon(password: "login pw", keyrings: ["fromcoffer": file])
+        defer { keyring.remove() }
+        let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
+        defer { client.close() }
+        let collection = SecretPath.service.appending(escaping: "collection").appending(escaping: "fromcoffer")
+        #expect(try client.collections().contains(collection))
+        #expect(try client.collection(collection).isLocked)
+        let session = try client.openSession()
+        #expect(throws: DBusError.self) { try client.unlock(collection, password: try Self.bytes("wrong"), session: session) }
+        try client.unlock(collection, password: try Self.bytes("way back"), session: session)
+        let shown = try client.collection(collection)
+        #expect(shown.label == "From Coffer" && shown.items.count == original.items.count)
+        for item in original.items {
+            let path = collection.appending(escaping: String(item.id))
+            let seen = try client.item(path)
+            #expect(seen.label == item.label)
+            // gnome-keyring adds a marker for each uint32 attribute.
+            #expect(seen.attributes.filter { !$0.key.hasPrefix("gkr:compat:") } == Self.shown(item), "\(item.label)")
+            #expect(try client.secret(of: path, session: session).bytes == item.secret, "\(item.label)")
+        }
+        // Its searches find them while locked too (the hashed attributes are right).
+        _ = try client.lock([collection])
+        #expect(try client.search(["service": "git"]).locked == [collection.appending(escaping: "1")])
+        #expect(try client.search(["port": "8080"]).locked == [collection.appending(escaping: "2")])
+    }
+}
