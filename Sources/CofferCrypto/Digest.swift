@@ -3,24 +3,16 @@ import CGcrypt
 /// Unkeyed hashes and checksums.
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        Crypto.ensureInitialized()
-        return [UInt8](unsafeUninitializedCapacity: 32) { out, initialized in
-            bytes.withUnsafeBytes {
-                gcry_md_hash_buffer(COFFER_GCRY_MD_SHA256, out.baseAddress, $0.baseAddress, $0.count)
-            }
-            initialized = 32
-        }
-    }
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { hash(COFFER_GCRY_MD_SHA256, length: 32, bytes) }
 
     /// MD5 of `bytes` (16 bytes): only for formats that use it (gnome-keyring's files).
-    public static func md5(_ bytes: [UInt8]) -> [UInt8] {
+    public static func md5(_ bytes: [UInt8]) -> [UInt8] { hash(COFFER_GCRY_MD_MD5, length: 16, bytes) }
+
+    private static func hash(_ algorithm: Int32, length: Int, _ bytes: [UInt8]) -> [UInt8] {
         Crypto.ensureInitialized()
-        return [UInt8](unsafeUninitializedCapacity: 16) { out, initialized in
-            bytes.withUnsafeBytes {
-                gcry_md_hash_buffer(COFFER_GCRY_MD_MD5, out.baseAddress, $0.baseAddress, $0.count)
-            }
-            initialized = 16
+        return [UInt8](unsafeUninitializedCapacity: length) { out, initialized in
+            bytes.withUnsafeBytes { gcry_md_hash_buffer(algorithm, out.baseAddress, $0.baseAddress, $0.count) }
+            initialized = length
         }
     }
 
