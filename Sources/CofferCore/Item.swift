@@ -24,12 +24,17 @@ public struct NewItem: Sendable {
     /// Whom the item's memory is charged to where memory is budgeted per owner (the in-memory
     /// session collection: a D-Bus client's unique name); persistent collections ignore it.
     public var owner: String?
+    /// When the item was made and last changed, for an item that existed elsewhere before (an
+    /// import); nil: now.
+    public var times: (created: UInt64, modified: UInt64)?
 
-    public init(label: String, attributes: Attributes, secret: Secret, owner: String? = nil) {
+    public init(label: String, attributes: Attributes, secret: Secret, owner: String? = nil,
+                times: (created: UInt64, modified: UInt64)? = nil) {
         self.label = label
         self.attributes = attributes
         self.secret = secret
         self.owner = owner
+        self.times = times
     }
 
     /// An item of a Keychain class: sets `xdg:schema` to the class's schema.

@@ -165,6 +165,19 @@ public final class Keychain: Sendable {
         return (ItemReference(collection: backend.id, item: changed.id), changed.isNew)
     }
 
+    /// Adds all of `items` to the unlocked `collection` in one atomic, durable commit: after a
+    /// crash either every one is there or none is. Items with the same attributes as existing
+    /// ones are added beside them. Returns their references, in order.
+    public func insertAll(_ items: [NewItem], into collection: CollectionID) throws(CofferError) -> [ItemReference] {
+        for item in items { try item.validate() }
+        let backend = try self.collection(collection)
+        guard !backend.isLocked else { throw .locked(backend.id.rawValue) }
+        guard !items.isEmpty else { return [] }
+        return try backend.commit(items.map { .insert($0, onDuplicate: .allow) }).map {
+            ItemReference(collection: backend.id, item: $0.id)
+        }
+    }
+
     /// Every match of `query` (or the first, with `.one`); unlocked collections are searched
     /// first. Matches in locked collections carry only their reference.
     public func search(_ query: Query) throws(CofferError) -> [SearchResult] {

@@ -158,8 +158,8 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                     continue
                 }
                 let id = s.nextID
-                let metadata = ItemMetadata(label: new.label, attributes: new.attributes,
-                                            contentType: new.secret.contentType, created: now, modified: now)
+                let metadata = ItemMetadata(label: new.label, attributes: new.attributes, contentType: new.secret.contentType,
+                                            created: new.times?.created ?? now, modified: new.times?.modified ?? now)
                 let sealed = try seal(new.secret, of: id, in: &s)
                 let entry = Entry(metadata: metadata, sealed: sealed, owner: new.owner, cost: cost(of: metadata, sealed: sealed))
                 try charge(entry, replacing: nil, in: &s, budget: budget)

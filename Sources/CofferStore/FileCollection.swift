@@ -190,8 +190,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                         item = nextID
                         nextID += 1
                         isNew = true
-                        metadata = ItemMetadata(label: new.label, attributes: new.attributes,
-                                                contentType: new.secret.contentType, created: now, modified: now)
+                        metadata = ItemMetadata(label: new.label, attributes: new.attributes, contentType: new.secret.contentType,
+                                                created: new.times?.created ?? now, modified: new.times?.modified ?? now)
                         secret = new.secret.bytes
                     case .overwrite(let target):
                         item = target
