@@ -44,6 +44,9 @@ let package = Package(
         // gnome-keyring's keyring files, both formats (for import and export).
         .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto"]),
 
+        // Importing into Coffer's store: from gnome-keyring's files (and, later, other providers).
+        .target(name: "CofferImport", dependencies: ["CofferCore", "CofferCrypto", "GnomeKeyringFormat"]),
+
         // A client of any Secret Service provider, on the same protocol module.
         .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
 
@@ -57,6 +60,7 @@ let package = Package(
         ]),
         .executableTarget(name: "coffer", dependencies: [
             "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SecretServiceProtocol", "SecretServiceClient",
+            "CofferImport", "GnomeKeyringFormat",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

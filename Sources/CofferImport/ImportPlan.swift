@@ -1,0 +1,39 @@
+import CofferCore
+import CofferCrypto
+
+/// What importing items into one collection does: which are new, and which are there already
+/// (an item with exactly the same label, attributes and secret), so that importing the same
+/// thing twice adds nothing. Applying it adds the new ones in one atomic commit: after a crash
+/// or an error, either all of them are in the collection or none is.
+public struct ImportPlan: Sendable {
+    public let collection: CollectionID
+    /// The items to add.
+    public let new: [NewItem]
+    /// How many items were found in the collection already.
+    public let alreadyThere: Int
+
+    /// Plans `items` into the unlocked `collection` of `keychain`.
+    public static func make(_ items: [NewItem], into collection: CollectionID, of keychain: Keychain) throws -> ImportPlan {
+        var new: [NewItem] = []
+        var there = 0
+        for item in items {
+            if try isThere(item, in: collection, of: keychain) { there += 1 } else { new.append(item) }
+        }
+        return ImportPlan(collection: collection, new: new, alreadyThere: there)
+    }
+
+    /// Adds the new items; their references, in order.
+    @discardableResult
+    public func apply(to keychain: Keychain) throws -> [ItemReference] {
+        try keychain.insertAll(new, into: collection)
+    }
+
+    private static func isThere(_ item: NewItem, in collection: CollectionID, of keychain: Keychain) throws -> Bool {
+        let query = Query(attributes: item.attributes, collection: collection, returnAttributes: true, returnSecret: true)
+        return try keychain.search(query).contains { match in
+            guard let metadata = match.metadata, let secret = match.secret else { return false }
+            return metadata.attributes == item.attributes && metadata.label == item.label
+                && secret.bytes.constantTimeEquals(item.secret.bytes)
+        }
+    }
+}

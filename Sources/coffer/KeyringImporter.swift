@@ -1,0 +1,72 @@
+import CofferCore
+import CofferCrypto
+import CofferImport
+import Foundation
+import GnomeKeyringFormat
+
+/// Imports one gnome-keyring file at a time into the store (see `ImportGnomeKeyring`).
+struct KeyringImporter {
+    let keychain: Keychain
+    let input: InputSource
+    let dryRun: Bool
+
+    func importFile(_ path: String, into target: CollectionID) throws {
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw CLIError.notFound("cannot read the file")
+        }
+        let bytes = [UInt8](contents)
+        let label = try readable { () throws(GnomeKeyringFileError) in try GnomeKeyringFile.label(bytes) }
+        let password = GnomeKeyringFile.isEncrypted(bytes)
+            ? try input.password(for: target, prompt: "Password of the gnome-keyring keyring '\(Encode.display(label))' (\(Encode.display(path))): ")
+            : nil
+        let keyring = try readable { () throws(GnomeKeyringFileError) in try GnomeKeyringFile.read(bytes, password: password) }
+        let items = keyring.items.map { $0.newItem }
+        let exists = try keychain.collectionIDs().contains(target)
+        if dryRun {
+            // Only the keyring's password is tried: a collection it does not open is not
+            // compared, and all its items count as new.
+            if exists, let password { _ = try? keychain.unlock(target, password: password) }
+            let unlocked = try exists && !keychain.info(target).isLocked
+            let there = unlocked ? try ImportPlan.make(items, into: target, of: keychain).alreadyThere : 0
+            Output.line("would import \(items.count - there) of \(items.count) items from \(Encode.display(path)) into '\(target)'\(exists ? "" : " (a new collection)")")
+            return
+        }
+        if exists {
+            try unlock(target, trying: password)
+        } else {
+            let newPassword = try password.map { try $0.slice(0..<$0.count) } ?? input.newPassword(for: target)
+            _ = try keychain.createCollection(label: keyring.label.isEmpty ? target.rawValue : keyring.label, id: target,
+                                              password: newPassword)
+        }
+        let plan = try ImportPlan.make(items, into: target, of: keychain)
+        try plan.apply(to: keychain)
+        let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
+        Output.line("imported \(plan.new.count) items from \(Encode.display(path)) into '\(target)'\(skipped)")
+    }
+
+    /// Unlocks the existing collection with the keyring's password when that opens it, else
+    /// with its own (asked).
+    private func unlock(_ target: CollectionID, trying password: SecureBytes?) throws {
+        guard try keychain.info(target).isLocked else { return }
+        if let password, (try? keychain.unlock(target, password: password)) != nil { return }
+        let own = try input.password(for: target, prompt: "Password of Coffer's collection '\(target)': ")
+        do {
+            try keychain.unlock(target, password: own)
+        } catch CofferError.authenticationFailed {
+            throw CLIError.locked("wrong password for collection '\(target)'; nothing was imported")
+        }
+    }
+
+    /// Runs a read of the file, with its errors said for a person.
+    private func readable<T>(_ read: () throws(GnomeKeyringFileError) -> T) throws -> T {
+        do {
+            return try read()
+        } catch .wrongPassword {
+            throw CLIError.locked("wrong password for this gnome-keyring keyring; nothing was imported from it")
+        } catch .passwordNeeded {
+            throw CLIError.usage("this keyring is encrypted and no password was given")
+        } catch {
+            throw CLIError.storeFailure("\(error); nothing was imported from it")
+        }
+    }
+}

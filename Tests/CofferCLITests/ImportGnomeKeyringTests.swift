@@ -1,0 +1,92 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer import gnome-keyring` on files the real gnome-keyring-daemon wrote.
+@Suite(.timeLimit(.minutes(5)), .enabled(if: GnomeKeyringDaemon.executable != nil && Executables.inPath("secret-tool") != nil,
+                                         "gnome-keyring-daemon or secret-tool is not installed (scripts/setup installs them)"))
+struct ImportGnomeKeyringTests {
+    static let keyringPassword = "gk password ✓"
+
+    /// A gnome-keyring home whose login keyring holds unicode, binary, empty-attribute and
+    /// 100 numbered items; the daemon is stopped, so the files are complete.
+    static func keyringHome() throws -> GnomeKeyringDaemon {
+        let keyring = try GnomeKeyringDaemon(password: keyringPassword)
+        func store(_ label: String, _ attributes: [String], _ secret: [UInt8]) throws {
+            let result = try keyring.secretTool(["store", "--label=\(label)"] + attributes, stdin: secret)
+            try #require(result.succeeded, "secret-tool store: \(result)")
+        }
+        try store("Ünïcode ✓", ["service", "git", "user", "ånn", "empty", ""], Array("s3cret ✓".utf8))
+        try store("binary", ["service", "binary"], [0x00, 0x01, 0xFF, 0x80])
+        for n in 0..<100 { try store("item \(n)", ["service", "bulk", "n", "\(n)"], Array("secret \(n)".utf8)) }
+        keyring.stop()
+        return keyring
+    }
+
+    @Test func importsEverythingOnceAndNamesWhatFails() throws {
+        let keyring = try Self.keyringHome()
+        defer { keyring.remove() }
+        let login = keyring.keyringsDirectory + "/login.keyring"
+        let f = try CLIFixture()
+
+        let dry = try f.run(["import", "gnome-keyring", "--dry-run", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
+        #expect(dry.status == 0, "\(dry.err)")
+        #expect(dry.out.contains("would import 102 of 102 items") && dry.out.contains("(a new collection)"), "\(dry.out)")
+        #expect(try f.run(["collections"]).out.contains("login") == false)
+
+        let started = Date()
+        let first = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
+        let took = Date().timeIntervalSince(started)
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains("imported 102 items from \(login) into 'login'"), "\(first.out)")
+        print("importing 102 items took \(String(format: "%.2f", took)) s")
+
+        // The new collection has the keyring's password; every field came over.
+        let password = Self.keyringPassword
+        let git = try f.run(["search", "--password-stdin", "--service", "git", "--secret-only"], stdin: "\(password)\n")
+        #expect(git.status == 0 && git.out == "s3cret ✓\n", "\(git.err)")
+        let listed = try f.run(["search", "--password-stdin", "--service", "git", "--json"], stdin: "\(password)\n")
+        let item = try #require(try CLIFixture.jsonArray(listed).first)
+        #expect(item["label"] as? String == "Ünïcode ✓")
+        let attributes = try #require(item["attributes"] as? [String: String])
+        #expect(attributes["user"] == "ånn" && attributes["empty"] == "" && attributes["xdg:schema"] == "org.freedesktop.Secret.Generic")
+        let binary = try f.run(["search", "--password-stdin", "--service", "binary", "--secret-only", "--raw"], stdin: "\(password)\n")
+        #expect(binary.stdout == [0x00, 0x01, 0xFF, 0x80], "\(binary.err)")
+        let bulk = try f.run(["search", "--all", "--password-stdin", "--service", "bulk", "--json", "--show-secret"], stdin: "\(password)\n")
+        #expect(try CLIFixture.jsonArray(bulk).count == 100)
+
+        // Again: nothing added.
+        let second = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
+        #expect(second.status == 0 && second.out.contains("imported 0 items") && second.out.contains("(102 already there)"), "\(second.out)")
+
+        // A wrong password: exit 3, the file named, nothing added.
+        let wrong = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "other", login], stdin: "nope\n")
+        #expect(wrong.status == 3 && wrong.err.contains(login) && wrong.err.contains("wrong password"), "\(wrong.err)")
+        #expect(try f.run(["collections"]).out.contains("other") == false)
+
+        // A damaged copy: exit 5 naming it, and the good file beside it is still imported.
+        let bytes = try #require(FileManager.default.contents(atPath: login))
+        let damaged = f.root + "/damaged.keyring"
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: damaged))
+        let mixed = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "work", damaged, login],
+                              stdin: "\(Self.keyringPassword)\n\(Self.keyringPassword)\n")
+        #expect(mixed.status == 5 && mixed.err.contains(damaged) && mixed.err.contains("damaged"), "\(mixed.err)")
+        #expect(mixed.out.contains("imported 102 items from \(login) into 'work'"), "\(mixed.out)")
+    }
+
+    /// Without files: every keyring in gnome-keyring's directory, and its default alias.
+    @Test func theDefaultDirectoryAndAlias() throws {
+        let keyring = try Self.keyringHome()
+        defer { keyring.remove() }
+        let f = try CLIFixture()
+        let target = f.home + "/.local/share/keyrings"
+        try FileManager.default.createDirectory(atPath: f.home + "/.local/share", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: keyring.keyringsDirectory, toPath: target)
+        try "login".write(toFile: target + "/default", atomically: true, encoding: .utf8)
+        let result = try f.run(["import", "gnome-keyring", "--password-stdin"], stdin: "\(Self.keyringPassword)\n")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("into 'login'") && result.out.contains("pointed the 'default' alias at 'login'"), "\(result.out)")
+        let aliases = try f.run(["collections"])
+        #expect(aliases.out.contains("login"), "\(aliases.out)")
+    }
+}
