@@ -44,8 +44,9 @@ let package = Package(
         // gnome-keyring's keyring files, both formats (for import and export).
         .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto"]),
 
-        // Importing into Coffer's store: from gnome-keyring's files (and, later, other providers).
-        .target(name: "CofferImport", dependencies: ["CofferCore", "CofferCrypto", "GnomeKeyringFormat"]),
+        // Importing into Coffer's store: from gnome-keyring's files, or any provider over the bus.
+        .target(name: "CofferImport", dependencies: ["CofferCore", "CofferCrypto", "DBusKit", "GnomeKeyringFormat",
+                                                     "SecretServiceClient", "SecretServiceProtocol"]),
 
         // A client of any Secret Service provider, on the same protocol module.
         .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),

@@ -4,7 +4,8 @@ import CofferImport
 import Foundation
 import GnomeKeyringFormat
 
-/// Imports one gnome-keyring file at a time into the store (see `ImportGnomeKeyring`).
+/// Imports into the store files, a keyring file or a provider's collection at a time (see
+/// `ImportGnomeKeyring` and `Import`).
 struct KeyringImporter {
     let keychain: Keychain
     let input: InputSource
@@ -20,28 +21,35 @@ struct KeyringImporter {
             ? try input.password(for: target, prompt: "Password of the gnome-keyring keyring '\(Encode.display(label))' (\(Encode.display(path))): ")
             : nil
         let keyring = try readable { () throws(GnomeKeyringFileError) in try GnomeKeyringFile.read(bytes, password: password) }
-        let items = keyring.items.map { $0.newItem }
+        try importItems(keyring.items.map { $0.newItem }, label: keyring.label, into: target, password: password,
+                        from: Encode.display(path))
+    }
+
+    /// Adds `items` (from `source`, as it is named in messages) to `target`, unlocking it with
+    /// `password` when that opens it (else asking its own), or creating it with `password`
+    /// (else a new one, asked) and `label`.
+    func importItems(_ items: [NewItem], label: String, into target: CollectionID, password: SecureBytes?,
+                     from source: String) throws {
         let exists = try keychain.collectionIDs().contains(target)
         if dryRun {
-            // Only the keyring's password is tried: a collection it does not open is not
+            // Only the given password is tried: a collection it does not open is not
             // compared, and all its items count as new.
             if exists, let password { _ = try? keychain.unlock(target, password: password) }
             let unlocked = try exists && !keychain.info(target).isLocked
             let there = unlocked ? try ImportPlan.make(items, into: target, of: keychain).alreadyThere : 0
-            Output.line("would import \(items.count - there) of \(items.count) items from \(Encode.display(path)) into '\(target)'\(exists ? "" : " (a new collection)")")
+            Output.line("would import \(items.count - there) of \(items.count) items from \(source) into '\(target)'\(exists ? "" : " (a new collection)")")
             return
         }
         if exists {
             try unlock(target, trying: password)
         } else {
             let newPassword = try password.map { try $0.slice(0..<$0.count) } ?? input.newPassword(for: target)
-            _ = try keychain.createCollection(label: keyring.label.isEmpty ? target.rawValue : keyring.label, id: target,
-                                              password: newPassword)
+            _ = try keychain.createCollection(label: label.isEmpty ? target.rawValue : label, id: target, password: newPassword)
         }
         let plan = try ImportPlan.make(items, into: target, of: keychain)
         try plan.apply(to: keychain)
         let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
-        Output.line("imported \(plan.new.count) items from \(Encode.display(path)) into '\(target)'\(skipped)")
+        Output.line("imported \(plan.new.count) items from \(source) into '\(target)'\(skipped)")
     }
 
     /// Unlocks the existing collection with the keyring's password when that opens it, else

@@ -90,3 +90,41 @@ struct ImportGnomeKeyringTests {
         #expect(aliases.out.contains("login"), "\(aliases.out)")
     }
 }
+
+/// `coffer import --from-bus` from the real gnome-keyring, running.
+@Suite(.timeLimit(.minutes(5)), .enabled(if: GnomeKeyringDaemon.executable != nil && Executables.inPath("secret-tool") != nil,
+                                         "gnome-keyring-daemon or secret-tool is not installed (scripts/setup installs them)"))
+struct ImportFromBusTests {
+    @Test func everyCollectionOfTheProviderOnTheBus() throws {
+        let keyring = try GnomeKeyringDaemon(password: "gk login")
+        defer { keyring.remove() }
+        for (label, attributes, secret) in [("Ünïcode ✓", ["service", "git", "user", "ånn"], "s3cret ✓"),
+                                            ("second", ["service", "mail", "empty", ""], "mail secret")] {
+            let stored = try keyring.secretTool(["store", "--label=\(label)"] + attributes, stdin: Array(secret.utf8))
+            try #require(stored.succeeded, "\(stored)")
+        }
+        let f = try CLIFixture()
+        var environment = f.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = keyring.bus.address
+        func coffer(_ arguments: [String], _ stdin: String) throws -> RunResult {
+            try CLIProcess.run(CLIFixture.executable, ["--data-dir", f.dataDir] + arguments, stdin: Array(stdin.utf8),
+                               environment: environment)
+        }
+
+        let dry = try coffer(["import", "--from-bus", "--dry-run"], "")
+        #expect(dry.status == 0 && dry.out.contains("would import 2 of 2 items") && dry.out.contains("into 'login'"), "\(dry.out)\(dry.err)")
+        let first = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains("imported 2 items from 'Login' (/org/freedesktop/secrets/collection/login) into 'login'"), "\(first.out)")
+
+        let git = try coffer(["search", "--password-stdin", "--service", "git", "--secret-only"], "new login pw\n")
+        #expect(git.status == 0 && git.out == "s3cret ✓\n", "\(git.err)")
+        let mail = try coffer(["search", "--password-stdin", "--service", "mail", "--json"], "new login pw\n")
+        let item = try #require(try CLIFixture.jsonArray(mail).first)
+        #expect(item["label"] as? String == "second")
+        #expect((item["attributes"] as? [String: String])?["empty"] == "")
+
+        let again = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
+        #expect(again.status == 0 && again.out.contains("imported 0 items") && again.out.contains("(2 already there)"), "\(again.out)\(again.err)")
+    }
+}
