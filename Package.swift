@@ -44,6 +44,9 @@ let package = Package(
         // gnome-keyring's keyring files, both formats (for import and export).
         .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto"]),
 
+        // Coffer's encrypted backup format (export, and import backup).
+        .target(name: "CofferBackup", dependencies: ["CofferCore", "CofferCrypto"]),
+
         // Importing into Coffer's store: from gnome-keyring's files, or any provider over the bus.
         .target(name: "CofferImport", dependencies: ["CofferCore", "CofferCrypto", "DBusKit", "GnomeKeyringFormat",
                                                      "SecretServiceClient", "SecretServiceProtocol"]),
@@ -85,6 +88,7 @@ let package = Package(
                           path: "Tests/Tools/BusTorture"),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
