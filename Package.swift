@@ -64,7 +64,7 @@ let package = Package(
         ]),
         .executableTarget(name: "coffer", dependencies: [
             "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SecretServiceProtocol", "SecretServiceClient",
-            "CofferImport", "GnomeKeyringFormat",
+            "CofferImport", "CofferBackup", "GnomeKeyringFormat",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -90,7 +90,8 @@ let package = Package(
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto",
+                                                       "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
                                                              "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
                                                              "CofferTestSupport"]),

@@ -11,7 +11,8 @@ struct Import: ParsableCommand {
         commandName: "import",
         abstract: "Bring secrets in from another Secret Service provider.",
         discussion: """
-        `coffer import gnome-keyring` reads gnome-keyring's files (see its --help). \
+        `coffer import gnome-keyring` reads gnome-keyring's files, `coffer import backup` \
+        restores a backup made by `coffer export` (see their --help). \
         `coffer import --from-bus` copies every collection and item from whichever provider \
         owns org.freedesktop.secrets on the session bus right now (gnome-keyring, KeePassXC, \
         KWallet, oo7), over the Secret Service API: a locked collection is unlocked through \
@@ -30,7 +31,7 @@ struct Import: ParsableCommand {
           coffer import --from-bus --dry-run
           coffer import --from-bus
         """,
-        subcommands: [ImportGnomeKeyring.self]
+        subcommands: [ImportGnomeKeyring.self, ImportBackup.self]
     )
 
     @OptionGroup var global: GlobalOptions

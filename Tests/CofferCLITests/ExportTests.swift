@@ -1,0 +1,82 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import SecretServiceClient
+import SecretServiceProtocol
+import Foundation
+import Testing
+
+/// `coffer export` and `coffer import backup`: a backup restores exactly; a gnome-keyring
+/// export opens in the real gnome-keyring.
+@Suite(.timeLimit(.minutes(5))) struct ExportTests {
+    /// A store with collections login (2 items) and work (1 item), and an alias.
+    static func filled() throws -> CLIFixture {
+        let f = try CLIFixture()
+        try f.createCollection("login")
+        try f.createCollection("work")
+        try f.add(["--service", "git", "--account", "ånn", "--label", "Git ✓"], secret: "s3cret ✓")
+        try f.add(["--service", "mail", "--content-type", "text/x-mail"], secret: "mail")
+        try f.add(["--collection", "work", "--service", "vpn"], secret: "vpn secret")
+        let alias = try f.run(["create-collection", "spare", "--password-stdin"], stdin: f.withPassword())
+        #expect(alias.status == 0)
+        return f
+    }
+
+    @Test func aBackupRestoresExactlyAndOnlyOnce() throws {
+        let f = try Self.filled()
+        let backup = f.root + "/all.cbk"
+        let password = CLIFixture.password
+        let exported = try f.run(["export", "--output", backup, "--password-stdin"],
+                                 stdin: "\(password)\n\(password)\n\(password)\nbackup phrase\n")
+        #expect(exported.status == 0 && exported.out.contains("wrote 3 items"), "\(exported.err)")
+        let mode = try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let again = try f.run(["export", "--output", backup, "--password-stdin"], stdin: "x\n")
+        #expect(again.status == 4 && again.err.contains("--force"), "\(again.err)")
+
+        // Into an empty store.
+        let other = try CLIFixture()
+        let restored = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+                                          stdin: Array("backup phrase\nnew pw\nnew pw\nnew pw\n".utf8), environment: other.environment)
+        #expect(restored.status == 0, "\(restored.err)")
+        let before = try f.run(["search", "--all", "--json", "--show-secret", "--password-stdin"], stdin: f.withPassword())
+        let after = try other.run(["search", "--all", "--json", "--show-secret", "--password-stdin"], stdin: "new pw\n")
+        func strip(_ items: [[String: Any]]) -> [String] {
+            items.map { item in
+                let kept = item.filter { $0.key != "id" }
+                return String(decoding: try! JSONSerialization.data(withJSONObject: kept, options: .sortedKeys), as: UTF8.self)
+            }.sorted()
+        }
+        #expect(strip(try CLIFixture.jsonArray(before)) == strip(try CLIFixture.jsonArray(after)))
+        #expect(try other.run(["search", "--collection", "work", "--service", "vpn", "--secret-only", "--password-stdin"], stdin: "new pw\n").out == "vpn secret\n")
+
+        let twice = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+                                       stdin: Array("backup phrase\nnew pw\nnew pw\nnew pw\n".utf8), environment: other.environment)
+        #expect(twice.status == 0 && twice.out.contains("imported 0 items"), "\(twice.out)\(twice.err)")
+        let wrong = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+                                       stdin: Array("not it\n".utf8), environment: other.environment)
+        #expect(wrong.status == 3 && wrong.err.contains("passphrase"), "\(wrong.err)")
+    }
+
+    @Test(.enabled(if: GnomeKeyringDaemon.executable != nil, "gnome-keyring-daemon is not installed"))
+    func gnomeKeyringOpensAnExport() throws {
+        let f = try Self.filled()
+        let file = f.root + "/login.keyring"
+        let exported = try f.run(["export", "--format", "gnome-keyring", "--output", file, "--password-stdin"],
+                                 stdin: "\(CLIFixture.password)\nback to gk\n")
+        #expect(exported.status == 0 && exported.out.contains("wrote 2 items of 'login'"), "\(exported.err)")
+        let contents = [UInt8](try #require(FileManager.default.contents(atPath: file)))
+        let keyring = try GnomeKeyringDaemon(password: "gk login", keyrings: ["fromcoffer": contents])
+        defer { keyring.remove() }
+        let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
+        defer { client.close() }
+        let collection = SecretPath.service.appending(escaping: "collection").appending(escaping: "fromcoffer")
+        let session = try client.openSession()
+        try client.unlock(collection, password: try SecureBytes(Array("back to gk".utf8)), session: session)
+        let items = try client.collection(collection).items
+        #expect(items.count == 2)
+        let git = try #require(try client.search(["service": "git"]).unlocked.first)
+        #expect(try client.item(git).label == "Git ✓")
+        #expect(try client.secret(of: git, session: session).bytes == (try SecureBytes(Array("s3cret ✓".utf8))))
+    }
+}
