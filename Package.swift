@@ -3,7 +3,8 @@
 //
 // Layers, bottom to top (dependencies point down only):
 //   C shims:        CGcrypt, CDBus, CProcess
-//   wrappers:       CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//   wrappers:       SystemKit (system calls: file descriptors, pipes, poll, inotify),
+//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   object layer:   SecretService (org.freedesktop.Secret.*)
 //   executables:    cofferd (daemon), coffer (CLI)
@@ -24,23 +25,24 @@ let package = Package(
         .target(name: "CProcess"),
 
         // Safe Swift wrappers.
-        .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess"]),
-        .target(name: "DBusKit", dependencies: ["CDBus"]),
+        .target(name: "SystemKit", dependencies: ["CProcess"]),
+        .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess", "SystemKit"]),
+        .target(name: "DBusKit", dependencies: ["CDBus", "SystemKit"]),
 
         // Core model and encrypted store.
         .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
-        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
+        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
 
         // The org.freedesktop.Secret.* object layer.
         .target(name: "SecretService", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
-            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
+            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [
-            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
+            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -58,10 +60,11 @@ let package = Package(
         // script, and a the store's crash and concurrency tests run as a child process.
         .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
                           path: "Tests/Tools/StoreTortureWriter"),
-        .executableTarget(name: "FakePinentry", path: "Tests/Tools/FakePinentry"),
+        .executableTarget(name: "FakePinentry", dependencies: ["SystemKit"], path: "Tests/Tools/FakePinentry"),
         // `coffer-torture`: SIGKILLs the real cofferd under writers (scripts/torture, BusTortureTests).
         .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
+        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),

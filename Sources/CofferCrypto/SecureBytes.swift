@@ -11,10 +11,10 @@ public final class SecureBytes: @unchecked Sendable {
     /// The secure block (from `SecureAllocator`: at least one byte, never nil).
     private var allocation: SecureAllocation
     /// Number of bytes in use.
-    public private(set) var count: Int
+    public internal(set) var count: Int
 
-    private var storage: UnsafeMutableRawPointer { allocation.pointer }
-    private var capacity: Int { allocation.capacity }
+    var storage: UnsafeMutableRawPointer { allocation.pointer }
+    var capacity: Int { allocation.capacity }
 
     /// A zero-filled secure block with room for `bytes` bytes.
     private static func allocate(_ bytes: Int) throws -> SecureAllocation {
@@ -79,7 +79,7 @@ public final class SecureBytes: @unchecked Sendable {
     // MARK: Growing
 
     /// Makes room for `additional` more bytes, moving to a larger secure block if needed.
-    private func reserve(additional: Int) throws {
+    func reserve(additional: Int) throws {
         let (needed, overflow) = count.addingReportingOverflow(additional)
         guard !overflow else { throw CryptoError.invalidInput("size overflow") }
         if needed <= capacity { return }
@@ -189,14 +189,14 @@ public final class SecureBytes: @unchecked Sendable {
         count = 0
     }
 
-    // MARK: Internal access for this module's libgcrypt calls
-
     /// Shortens the buffer to `newCount` bytes, zeroing the removed tail.
-    func truncate(to newCount: Int) {
+    public func truncate(to newCount: Int) {
         precondition(newCount >= 0 && newCount <= count)
         wipe(storage + newCount, count - newCount)
         count = newCount
     }
+
+    // MARK: Internal access for this module's libgcrypt calls
 
     /// The bytes in use, valid only inside `body`.
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

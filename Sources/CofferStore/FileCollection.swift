@@ -83,10 +83,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         do throws(CofferError) {
             try file.write(header.encoded() + meta, at: 0)
             try file.sync()
-            guard link(temporary, path) == 0 else {
-                if errno == EEXIST { throw CofferError.collectionExists(id.rawValue) }
-                throw PosixFile.error("cannot create", path)
-            }
+            try PosixFile.link(temporary, to: path, id: id)
             try PosixFile.remove(temporary)
             try PosixFile.syncDirectory(directory)
         } catch {

@@ -178,7 +178,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         } catch {
             throw .io("cannot create \(path): \(error.localizedDescription)")
         }
-        guard chmod(path, 0o700) == 0 else { throw PosixFile.error("cannot set permissions of", path) }
+        try PosixFile.setPermissions(of: path, to: 0o700)
         // Temporary files a crash left behind hold nothing that is not in the real files.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-") {

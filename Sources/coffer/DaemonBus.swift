@@ -1,5 +1,6 @@
 import CofferCore
 import DBusKit
+import SystemKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,8 +125,7 @@ struct DaemonBus {
     }
 
     private static func isSocket(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+        (try? FileStatus.of(path).kind) == .socket
     }
 
     /// A D-Bus address value: bytes other than `-0-9A-Za-z_/.*` as %xx.

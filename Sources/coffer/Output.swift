@@ -1,23 +1,11 @@
-import CofferCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// Unbuffered output straight to the file descriptors (so that secret bytes never sit in a
-/// stdio buffer, and ordinary text and secret output cannot be reordered).
+/// stdio buffer, and ordinary text and secret output cannot be reordered). Write errors are
+/// ignored: there is nowhere left to report them.
 enum Output {
-    static func write(_ bytes: [UInt8], to fd: Int32 = STDOUT_FILENO) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += n
-            }
-        }
+    static func write(_ bytes: [UInt8], to descriptor: FileDescriptor = .standardOutput) {
+        try? descriptor.writeAll(bytes)
     }
 
     /// A line on stdout.
@@ -27,14 +15,7 @@ enum Output {
 
     /// A `coffer: ` line on stderr (notes and errors).
     static func note(_ text: String) {
-        write(Array("coffer: \(text)\n".utf8), to: STDERR_FILENO)
-    }
-}
-
-/// Overwrites an array's bytes with zeros (explicit_bzero: not optimised away).
-func zero(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { buffer in
-        if let base = buffer.baseAddress, buffer.count > 0 { explicit_bzero(base, buffer.count) }
+        write(Array("coffer: \(text)\n".utf8), to: .standardError)
     }
 }
 

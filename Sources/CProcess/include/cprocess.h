@@ -1,4 +1,5 @@
-// Process-level calls Swift cannot make directly (prctl is variadic).
+// Process-level calls Swift cannot make directly (prctl is variadic; the GNU extensions below
+// are declared only under _GNU_SOURCE, which cprocess.c defines).
 #ifndef COFFER_CPROCESS_H
 #define COFFER_CPROCESS_H
 #include <sys/prctl.h>
@@ -20,4 +21,8 @@ static inline int cprocess_unblock_all_signals(void) {
     sigemptyset(&empty);
     return sigprocmask(SIG_SETMASK, &empty, 0);
 }
+
+/// `pipe2(fds, O_CLOEXEC)`: both ends close-on-exec atomically. 0, or -1 with errno set.
+int cprocess_pipe_cloexec(int fds[2]);
+
 #endif
