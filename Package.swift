@@ -3,7 +3,7 @@
 //
 // Layers, bottom to top (dependencies point down only):
 //   C shims:        CGcrypt, CDBus, CProcess
-//   wrappers:       SystemKit (system calls: file descriptors, pipes, poll, inotify),
+//   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify),
 //                   CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   object layer:   SecretService (org.freedesktop.Secret.*)
@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
 
         // The org.freedesktop.Secret.* object layer.
-        .target(name: "SecretService", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+        .target(name: "SecretService", dependencies: ["CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
@@ -54,7 +54,7 @@ let package = Package(
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
-        .target(name: "CofferTestSupport", dependencies: ["DBusKit"]),
+        .target(name: "CofferTestSupport", dependencies: ["DBusKit", "SystemKit"]),
 
         // Tests, and tools the tests run as child processes: a pinentry that answers from a
         // script, and a the store's crash and concurrency tests run as a child process.
@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),

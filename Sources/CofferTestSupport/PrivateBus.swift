@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// A private `dbus-daemon` for one test: its own config in a fresh temporary directory (an
 /// allow-all session-type policy, `unix:dir=` listener, EXTERNAL auth, and **no service
@@ -18,9 +17,9 @@ public final class PrivateBus: @unchecked Sendable {
 
     public init(startupTimeout: TimeInterval = 10) throws {
         guard let binary = Executables.inPath("dbus-daemon") else { throw ChildProcessError.notFound("dbus-daemon") }
-        var template = Array((NSTemporaryDirectory() + "/coffer-bus-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw ChildProcessError.system("mkdtemp", errno) }
-        directory = String(cString: made)
+        directory = NSTemporaryDirectory() + "/coffer-bus-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
