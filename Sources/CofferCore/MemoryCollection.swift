@@ -1,4 +1,5 @@
 import CofferCrypto
+import Synchronization
 
 /// How much memory an in-memory collection may hold: in all, and per owner (`NewItem.owner`).
 public struct MemoryBudget: Equatable, Sendable {
@@ -54,13 +55,13 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
 
     public let id: CollectionID
     public let budget: MemoryBudget
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     public init(id: CollectionID = .session, label: String = "Session", budget: MemoryBudget = .standard) {
         self.id = id
         self.budget = budget
         let now = Clock.now()
-        state = Locked(State(label: label, created: now, modified: now))
+        state = Mutex(State(label: label, created: now, modified: now))
     }
 
     public var isLocked: Bool { false }

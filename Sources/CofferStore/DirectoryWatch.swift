@@ -1,4 +1,5 @@
 import CofferCore
+import Synchronization
 import SystemKit
 
 /// Tells whether files of the store directory changed since a reader last looked, so that a
@@ -31,7 +32,7 @@ final class DirectoryWatch: @unchecked Sendable {
         var parentWatch: Int32 = -1
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
     private let interesting: @Sendable (String) -> Bool
     /// The watched directory's name in its parent.
     private let directoryName: String
@@ -55,7 +56,7 @@ final class DirectoryWatch: @unchecked Sendable {
         } else {
             self.directoryName = ""
         }
-        self.state = Locked(state)
+        self.state = Mutex(state)
         self.interesting = interesting
     }
 

@@ -1,5 +1,6 @@
 import CofferCore
 import CofferCrypto
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     private let watch: DirectoryWatch
     private let fileName: String
 
-    struct State {
+    /// Sendable by hand: reached only under `state`'s lock (the open files and the hasher are
+    /// not thread-safe themselves).
+    struct State: @unchecked Sendable {
         var log: CollectionLog
         var file: PosixFile
         var identity: PosixFile.Identity
@@ -43,7 +46,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var mark: DirectoryWatch.Mark
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
     init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
@@ -64,7 +67,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         if log.tornBytes > 0 {
             warn(Self.tornTailWarning(log, path: path))
         }
-        state = Locked(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
+        state = Mutex(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
                              hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark))
     }
 

@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
     private let watch: DirectoryWatch
-    private let cache: Locked<Cache>
+    private let cache: Mutex<Cache>
 
     /// The collection ids and aliases as last read, kept until the watch reports a change.
     private struct Cache {
@@ -48,7 +49,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         watch = DirectoryWatch(directory: watchChanges ? directory : nil) {
             $0.hasSuffix(Self.storeExtension) || $0 == Self.aliasName
         }
-        cache = Locked(Cache())
+        cache = Mutex(Cache())
     }
 
     public static let warnOnStandardError: @Sendable (String) -> Void = { message in

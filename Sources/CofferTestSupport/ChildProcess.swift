@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemKit
 
 /// Errors starting or talking to a child process.
@@ -47,15 +48,18 @@ public struct ChildResult: Sendable, CustomStringConvertible {
 /// block most signals and a plain spawn would pass that mask on, making the child ignore
 /// SIGTERM). It inherits no descriptors other than its three standard streams. Waiting always
 /// has a hard timeout after which the child is SIGKILLed, and `deinit` kills a child still running.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     public let executable: String
     private let process: Subprocess
 
-    private let state = NSCondition()
-    private var stdoutData: [UInt8] = []
-    private var stderrData: [UInt8] = []
-    private var pumpDone = false
-    private var killedOnTimeout = false
+    /// What the I/O thread captured, and how the waiting went.
+    private struct Captured {
+        var stdout: [UInt8] = []
+        var stderr: [UInt8] = []
+        var pumpDone = false
+        var killedOnTimeout = false
+    }
+    private let captured = Mutex(Captured())
 
     /// Starts `executable` (an absolute path, or a name looked up in `PATH`).
     /// - environment: the full environment (nil: inherit this process's environment).
@@ -110,20 +114,23 @@ public final class ChildProcess: @unchecked Sendable {
     // MARK: Output
 
     /// Everything the child wrote to stdout so far.
-    public var stdout: String { state.lock(); defer { state.unlock() }; return String(decoding: stdoutData, as: UTF8.self) }
+    public var stdout: String { String(decoding: captured.withLock { $0.stdout }, as: UTF8.self) }
     /// Everything the child wrote to stderr so far.
-    public var stderr: String { state.lock(); defer { state.unlock() }; return String(decoding: stderrData, as: UTF8.self) }
+    public var stderr: String { String(decoding: captured.withLock { $0.stderr }, as: UTF8.self) }
 
     /// Waits until the captured stdout satisfies `predicate` (true), or the timeout passes or the
     /// output ends without it (false).
     public func waitForStdout(timeout: TimeInterval, until predicate: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        state.lock()
-        defer { state.unlock() }
+        var checked = -1
         while true {
-            if predicate(String(decoding: stdoutData, as: UTF8.self)) { return true }
-            if pumpDone { return false }
-            if !state.wait(until: min(deadline, Date().addingTimeInterval(0.05))), Date() >= deadline { return false }
+            let (output, done) = captured.withLock { ($0.stdout, $0.pumpDone) }
+            if output.count != checked {
+                if predicate(String(decoding: output, as: UTF8.self)) { return true }
+                checked = output.count
+            }
+            if done || Date() >= deadline { return false }
+            usleep(5_000)
         }
     }
 
@@ -137,7 +144,7 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func wait(timeout: TimeInterval) -> ChildResult {
         if process.wait(timeout: .seconds(timeout)) == nil {
-            state.lock(); killedOnTimeout = true; state.unlock()
+            captured.withLock { $0.killedOnTimeout = true }
             process.send(signal: SIGKILL)
             process.wait()
         }
@@ -166,17 +173,15 @@ public final class ChildProcess: @unchecked Sendable {
         case .signalled(let number): (nil, number)
         case .unknown, nil: (nil, nil)
         }
-        state.lock()
-        defer { state.unlock() }
-        return ChildResult(exitCode: exitCode, signal: signal, timedOut: killedOnTimeout,
-                           stdoutBytes: stdoutData, stderrBytes: stderrData)
+        return captured.withLock {
+            ChildResult(exitCode: exitCode, signal: signal, timedOut: $0.killedOnTimeout,
+                        stdoutBytes: $0.stdout, stderrBytes: $0.stderr)
+        }
     }
 
     private func waitForPump(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(timeout)
-        state.lock()
-        defer { state.unlock() }
-        while !pumpDone, state.wait(until: deadline) {}
+        while !captured.withLock({ $0.pumpDone }) && Date() < deadline { usleep(2_000) }
     }
 
     /// Feeds stdin and drains stdout/stderr until both reach EOF (or the child is gone and the
@@ -220,18 +225,14 @@ public final class ChildProcess: @unchecked Sendable {
                     descriptor.close()
                     open.removeAll { $0 == descriptor }
                 } else {
-                    state.lock()
-                    if descriptor == output { stdoutData += chunk } else { stderrData += chunk }
-                    state.broadcast()
-                    state.unlock()
+                    captured.withLock {
+                        if descriptor == output { $0.stdout += chunk } else { $0.stderr += chunk }
+                    }
                 }
             }
         }
         input?.close()
         for descriptor in open { descriptor.close() }
-        state.lock()
-        pumpDone = true
-        state.broadcast()
-        state.unlock()
+        captured.withLock { $0.pumpDone = true }
     }
 }

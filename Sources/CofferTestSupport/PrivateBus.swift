@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A private `dbus-daemon` for one test: its own config in a fresh temporary directory (an
 /// allow-all session-type policy, `unix:dir=` listener, EXTERNAL auth, and **no service
@@ -7,13 +8,12 @@ import Foundation
 /// `address` is what clients connect to; `environment` adds `DBUS_SESSION_BUS_ADDRESS` for child
 /// processes. `stop()` (or deinit) ends the daemon by PID (SIGTERM, then SIGKILL) and removes the
 /// directory.
-public final class PrivateBus: @unchecked Sendable {
+public final class PrivateBus: Sendable {
     public let address: String
     /// The temporary directory holding the config and the socket.
     public let directory: String
     private let daemon: ChildProcess
-    private let stopped = NSLock()
-    private var isStopped = false
+    private let stopped = Mutex(false)
 
     public init(startupTimeout: TimeInterval = 10) throws {
         guard let binary = Executables.inPath("dbus-daemon") else { throw ChildProcessError.notFound("dbus-daemon") }
@@ -68,10 +68,10 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Stops the daemon (SIGTERM, SIGKILL after 2 s) and removes its directory. Idempotent.
     public func stop() {
-        stopped.lock()
-        let first = !isStopped
-        isStopped = true
-        stopped.unlock()
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         daemon.terminate(grace: 2)
         try? FileManager.default.removeItem(atPath: directory)

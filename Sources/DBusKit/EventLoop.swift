@@ -1,4 +1,5 @@
 internal import CDBus
+import Synchronization
 internal import SystemKit
 #if canImport(Glibc)
 import Glibc
@@ -23,10 +24,16 @@ final class EventLoop: @unchecked Sendable {
         var deadline: UInt64   // monotonic milliseconds
     }
 
-    private let shared = Locked(Shared())
     /// Watches and timeouts libdbus registered; touched from libdbus callbacks, which run on
-    /// whichever thread is currently driving the connection.
-    private let io = Locked((watches: Set<OpaquePointer>(), timeouts: [OpaquePointer: TimeoutEntry]()))
+    /// whichever thread is currently driving the connection. Sendable by hand: the handles are
+    /// only compared here, and only libdbus dereferences them.
+    private struct IO: @unchecked Sendable {
+        var watches = Set<OpaquePointer>()
+        var timeouts = [OpaquePointer: TimeoutEntry]()
+    }
+
+    private let shared = Mutex(Shared())
+    private let io = Mutex(IO())
     /// Self-pipe (non-blocking): the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
     private let wakeFD: FileDescriptor
     private let wakeWriteFD: FileDescriptor

@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import DBusKit
+import Synchronization
 
 /// `/org/freedesktop/secrets`: org.freedesktop.Secret.Service plus gnome-keyring's internal
 /// interface for password operations without a dialog.
@@ -155,7 +156,7 @@ struct ServiceObject: DBusObject {
         let label = try label(from: properties)
         let password = try password(master, caller: call.sender)
         let server = self.server
-        let created = Locked<CollectionID?>(nil)
+        let created = Mutex<CollectionID?>(nil)
         return server.offLoop(call, {
             let id = try server.keychain.createCollection(label: label, password: password)
             created.withLock { $0 = id }
