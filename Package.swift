@@ -3,7 +3,8 @@
 //
 // Layers, bottom to top (dependencies point down only):
 //   C shims:        CGcrypt, CDBus, CProcess
-//   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify),
+//   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
+//                   the hex and percent escapers),
 //                   CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   object layer:   SecretService (org.freedesktop.Secret.*)
@@ -65,12 +66,12 @@ let package = Package(
         .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
-        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
+        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "CofferCrypto", "CofferTestSupport"]),
-        .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"]),
+        .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport", "SystemKit"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
 
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables

@@ -130,12 +130,11 @@ struct DaemonBus {
 
     /// A D-Bus address value: bytes other than `-0-9A-Za-z_/.*` as %xx.
     private static func escapeAddressValue(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "*")].contains(byte)
-            out += plain ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }
-        return out
+        String(decoding: addressValueEscaping.encode(text.utf8), as: UTF8.self)
+    }
+
+    private static let addressValueEscaping = PercentEncoding(uppercase: false) { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "*")].contains(byte)
     }
 }

@@ -46,8 +46,8 @@ enum Encode {
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x00..<0x20, 0x7F:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+                out.append(Hex.digit(byte >> 4))
+                out.append(Hex.digit(byte & 0xF))
             default: out.append(byte)
             }
         }
@@ -72,13 +72,13 @@ enum Encode {
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x00..<0x20, 0x7F:
                 out.append(contentsOf: Array("\\x".utf8))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+                out.append(Hex.digit(byte >> 4))
+                out.append(Hex.digit(byte & 0xF))
             case 0xC2 where index < bytes.count && (0x80...0x9F).contains(bytes[index]):
                 // A C1 control character (U+0080...U+009F).
                 out.append(contentsOf: Array("\\u{".utf8))
-                out.append(hexDigit(bytes[index] >> 4))
-                out.append(hexDigit(bytes[index] & 0xF))
+                out.append(Hex.digit(bytes[index] >> 4))
+                out.append(Hex.digit(bytes[index] & 0xF))
                 out.append(UInt8(ascii: "}"))
                 index += 1
             default: out.append(byte)
@@ -122,9 +122,5 @@ enum Encode {
             out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
             out.append(UInt8(ascii: "="))
         }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

@@ -71,14 +71,8 @@ func nextAnswer() -> String? {
 /// Sends `pin` as Assuan D lines: %, CR, LF and other control bytes escaped, at most 1000 bytes
 /// a line (a line boundary may split a UTF-8 sequence: Assuan data is bytes).
 func sendData(_ pin: String) {
-    var tokens: [[UInt8]] = []
-    for byte in pin.utf8 {
-        if byte == 0x25 || byte < 0x20 {
-            tokens.append(Array(String(format: "%%%02X", byte).utf8))
-        } else {
-            tokens.append([byte])
-        }
-    }
+    let escaping = PercentEncoding(uppercase: true) { $0 >= 0x20 }
+    let tokens = pin.utf8.map { escaping.encode([$0]) }
     var current: [UInt8] = []
     for token in tokens {
         if current.count + token.count > 1000 - 2 {
