@@ -77,7 +77,7 @@ let package = Package(
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
         // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
         // which replays the committed corpus and crash regressions under Fuzz/.
-        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
+        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
                 path: "Fuzz/Harness"),
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),

@@ -258,7 +258,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
 
     /// Binds a sealed secret to its item, so secrets cannot be swapped between items.
     private static func aad(of id: ItemID) -> [UInt8] {
-        withUnsafeBytes(of: id.littleEndian) { Array($0) }
+        (0..<8).map { UInt8(truncatingIfNeeded: id >> ($0 * 8)) }   // little-endian
     }
 
     private static func terms(_ attributes: Attributes) -> Set<Pair> {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Growable byte buffer in libgcrypt secure memory; wiped (gcry_free wipes secure memory, but
 /// also zero explicitly on shrink/realloc) when released. Reference type, not thread-safe.
 ///
@@ -187,6 +193,14 @@ public final class SecureBytes: @unchecked Sendable {
     public func removeAll() {
         wipe(storage, count)
         count = 0
+    }
+
+    /// Removes the first `n` bytes, moving the rest to the front and zeroing the room they leave.
+    public func removeFirst(_ n: Int) {
+        precondition(n >= 0 && n <= count, "SecureBytes removeFirst out of range")
+        memmove(storage, storage + n, count - n)
+        wipe(storage + count - n, n)
+        count -= n
     }
 
     /// Shortens the buffer to `newCount` bytes, zeroing the removed tail.

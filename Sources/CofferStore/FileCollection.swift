@@ -1,9 +1,7 @@
 import CofferCore
 import CofferCrypto
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// A collection persisted in one encrypted, append-only file (see `StoreHeader` and
 /// `RecordFrame` for the format).
@@ -81,7 +79,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
                                           publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
                                           plaintext: nil, key: dataKey, uuid: header.uuid)
-        let temporary = "\(path).new-\(getpid())"
+        let temporary = "\(path).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
         do throws(CofferError) {
             try file.write(header.encoded() + meta, at: 0)

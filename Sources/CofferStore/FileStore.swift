@@ -2,9 +2,7 @@ import CofferCore
 import CofferCrypto
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// The encrypted on-disk store: one `<id>.coffer` file per collection (plus a `<id>.lock`
 /// file for locking between processes) and an `aliases` file, in a directory only its owner
@@ -160,7 +158,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         var table = try readAliases()
         table[name] = collection
         let text = table.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.rawValue)\n" }.joined()
-        let temporary = "\(aliasPath).new-\(getpid())"
+        let temporary = "\(aliasPath).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
         try file.truncate(to: 0)
         try file.write(Array(text.utf8), at: 0)
@@ -183,7 +181,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         // Temporary files a crash left behind hold nothing that is not in the real files.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-") {
-            if let pid = Int32(name.split(separator: "-").last ?? ""), pid != getpid(), kill(pid, 0) != 0 {
+            if let pid = Int32(name.split(separator: "-").last ?? ""), pid != ProcessControl.currentID,
+               !ProcessControl.isRunning(pid) {
                 try? PosixFile.remove("\(path)/\(name)")
             }
         }

@@ -9,9 +9,10 @@ import Musl
 /// One pinentry child and the Assuan conversation with it (client side).
 ///
 /// Not thread-safe: one `Pinentry.ask` owns it. Every wait is bounded by `deadline`. Incoming
-/// bytes are kept in one fixed, locked buffer that is zeroed as lines are consumed and wiped when
-/// the conversation ends, so the PIN (which arrives percent-escaped in `D` lines) never lands in
-/// growable or unwiped memory; it is decoded straight into `SecureBytes`.
+/// bytes are read straight into a fixed buffer in secure memory, from which each line is
+/// removed (and so zeroed) once consumed and which is wiped when the conversation ends, so the
+/// PIN (which arrives percent-escaped in `D` lines) never lands in ordinary memory; it is
+/// decoded straight into `SecureBytes`.
 final class PinentryConversation {
     /// A final answer to one command.
     enum Reply {
@@ -31,12 +32,8 @@ final class PinentryConversation {
     private var toChild: FileDescriptor?
     private var fromChild: FileDescriptor?
 
-    private let buffer: UnsafeMutablePointer<UInt8>
-    private let bufferLocked: Bool
-    /// Bytes `buffer[start..<end]` are received but not yet consumed.
-    private var start = 0
-    private var end = 0
-    private var released = false
+    /// Bytes received and not yet consumed (at most `bufferSize`).
+    private let received: SecureBytes
 
     /// Whether the last GETPIN reported `S PIN_REPEATED` (the pinentry did the confirmation).
     private var sawRepeated = false
@@ -48,6 +45,7 @@ final class PinentryConversation {
     init(path: String, environment: [String: String], deadline: ContinuousClock.Instant) throws(PinentryFailure) {
         name = path.split(separator: "/").last.map(String.init) ?? path
         self.deadline = deadline
+        do { received = try SecureBytes(capacity: Self.bufferSize) } catch { throw .failed("cannot allocate secure memory") }
         let input: (readEnd: FileDescriptor, writeEnd: FileDescriptor)      // the child's stdin
         let output: (readEnd: FileDescriptor, writeEnd: FileDescriptor)     // the child's stdout
         do throws(Errno) {
@@ -76,10 +74,6 @@ final class PinentryConversation {
         }
         toChild = input.writeEnd
         fromChild = output.readEnd
-
-        buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.bufferSize)
-        buffer.initialize(repeating: 0, count: Self.bufferSize)
-        bufferLocked = mlock(buffer, Self.bufferSize) == 0
     }
 
     deinit { kill() }
@@ -160,7 +154,7 @@ final class PinentryConversation {
             killedByUs = true
             ended = child.wait()
         }
-        releaseBuffer()
+        received.removeAll()
         return ended ?? .unknown
     }
 
@@ -172,14 +166,6 @@ final class PinentryConversation {
         toChild = nil
         fromChild?.close()
         fromChild = nil
-    }
-
-    private func releaseBuffer() {
-        guard !released else { return }
-        released = true
-        explicit_bzero(buffer, Self.bufferSize)
-        if bufferLocked { munlock(buffer, Self.bufferSize) }
-        buffer.deallocate()
     }
 
     // MARK: Writing
@@ -209,13 +195,12 @@ final class PinentryConversation {
     /// answered with `CAN`.
     func readReply(pin: SecureBytes?, until limit: ContinuousClock.Instant? = nil) throws(PinentryFailure) -> Reply {
         while true {
-            let (lineStart, lineEnd) = try nextLine(until: limit ?? deadline)
-            defer { consume(through: lineEnd) }
-            let line = UnsafeBufferPointer(start: buffer + lineStart, count: lineEnd - lineStart)
-            if line.starts(with: [0x44, 0x20]) || (line.count == 1 && line[0] == 0x44) {   // "D " / "D"
+            let (lineEnd, next) = try nextLine(until: limit ?? deadline)
+            defer { received.removeFirst(next) }
+            if lineEnd >= 1 && received[0] == 0x44 && (lineEnd == 1 || received[1] == 0x20) {   // "D " / "D"
                 guard let pin else { throw .protocolError("unexpected data line") }
                 do {
-                    try PinentryEscaping.percentDecode(UnsafeBufferPointer(rebasing: line.dropFirst(2)), into: pin)
+                    try pin.append(decoding: min(2, lineEnd)..<lineEnd, of: received, with: PinentryEscaping.assuan)
                 } catch {
                     pin.removeAll()
                     throw .failed("cannot allocate secure memory")
@@ -223,7 +208,7 @@ final class PinentryConversation {
                 continue
             }
             // Everything else is not secret: handle it as text.
-            let text = String(decoding: line, as: UTF8.self)
+            let text = String(decoding: received.unprotectedArray(0..<lineEnd), as: UTF8.self)
             if text == "OK" || text.hasPrefix("OK ") { return .ok }
             if text == "ERR" || text.hasPrefix("ERR ") {
                 let rest = text.dropFirst(4)
@@ -244,59 +229,33 @@ final class PinentryConversation {
         }
     }
 
-    /// The bounds in `buffer` of the next complete line (without its LF and a CR before it),
-    /// reading more as needed.
-    private func nextLine(until limit: ContinuousClock.Instant) throws(PinentryFailure) -> (Int, Int) {
-        var scanned = start
+    /// Where the next complete line at the front of `received` ends (without its LF and a CR
+    /// before it), and where the line after it starts; reads more as needed.
+    private func nextLine(until limit: ContinuousClock.Instant) throws(PinentryFailure) -> (end: Int, next: Int) {
+        var scanned = 0
         while true {
-            while scanned < end {
-                if buffer[scanned] == 0x0A {
-                    var lineEnd = scanned
-                    if lineEnd > start && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                    return (start, lineEnd)
+            while scanned < received.count {
+                if received[scanned] == 0x0A {
+                    let lineEnd = scanned > 0 && received[scanned - 1] == 0x0D ? scanned - 1 : scanned
+                    return (lineEnd, scanned + 1)
                 }
                 scanned += 1
             }
-            if end == Self.bufferSize {
-                if start == 0 { throw .protocolError("line too long") }
-                compact()
-                scanned = end
-            }
+            if received.count == Self.bufferSize { throw .protocolError("line too long") }
             guard let fromChild else { throw .childGone }
             let count: Int
             do {
-                count = try fromChild.read(into: UnsafeMutableRawBufferPointer(start: buffer + end,
-                                                                               count: Self.bufferSize - end))
-            } catch .wouldBlock {
+                count = try received.append(readingFrom: fromChild, upTo: Self.bufferSize - received.count)
+            } catch Errno.wouldBlock {
                 try waitFor(fromChild, .readable, until: limit)
                 continue
-            } catch {
+            } catch let error as Errno {
                 throw .system(error)
+            } catch {
+                throw .failed("cannot allocate secure memory")
             }
             if count == 0 { throw .childGone }
-            end += count
         }
-    }
-
-    /// Drops the line ending at `lineEnd` (and its newline), zeroing its bytes.
-    private func consume(through lineEnd: Int) {
-        var next = lineEnd
-        while next < end && buffer[next] != 0x0A { next += 1 }   // the CR, if any
-        next = min(next + 1, end)
-        explicit_bzero(buffer + start, next - start)
-        start = next
-        if start == end { start = 0; end = 0 }
-    }
-
-    /// Moves the unconsumed bytes to the front, zeroing where they were.
-    private func compact() {
-        let count = end - start
-        if start > 0 {
-            (buffer).update(from: buffer + start, count: count)
-            explicit_bzero(buffer + count, end - count)
-        }
-        start = 0
-        end = count
     }
 
     /// Waits until `descriptor` is ready for `events` (or hung up), or throws `.timedOut` at `limit`.

@@ -1,4 +1,3 @@
-import CofferCrypto
 import SystemKit
 
 /// Assuan percent-escaping: what goes into command arguments and comes back in `D` lines.
@@ -22,12 +21,6 @@ enum PinentryEscaping {
         while let last = result.last, last == 0x20 { result.removeLast() }
         if result.count + ellipsis.count <= room { result += ellipsis }
         return String(decoding: result, as: UTF8.self)
-    }
-
-    /// Appends the percent-decoded `data` to `output` byte by byte, with no intermediate copy.
-    /// A `%` not followed by two hex digits is kept as it is.
-    static func percentDecode(_ data: UnsafeBufferPointer<UInt8>, into output: SecureBytes) throws {
-        try assuan.decode(data) { try output.append($0) }
     }
 
     /// Percent-decodes non-secret text (ERR messages), repairing invalid UTF-8.

@@ -25,6 +25,10 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
 
     public static func == (a: Errno, b: Errno) -> Bool { a.code == b.code }
 
+    /// Whether `error` is an `Errno` with this code: `catch Errno.wouldBlock` where any error
+    /// may arrive.
+    public static func ~= (pattern: Errno, error: any Error) -> Bool { (error as? Errno) == pattern }
+
     /// EAGAIN: a non-blocking descriptor is not ready.
     public static let wouldBlock = Errno(EAGAIN)
     /// EPIPE: the reading end of a pipe is closed.

@@ -11,6 +11,12 @@ public enum ProcessControl {
         return pid == 0 ? nil : pid
     }
 
+    /// This process's id.
+    public static var currentID: pid_t { getpid() }
+
+    /// Whether process `pid` runs and this process may signal it (`kill(2)` with signal 0).
+    public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 }
+
     /// `setsid(2)`: a session of its own, without a controlling terminal.
     public static func startSession() { _ = setsid() }
 
