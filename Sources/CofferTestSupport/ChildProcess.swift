@@ -188,14 +188,11 @@ public final class ChildProcess: Sendable {
     /// pipes stay quiet, e.g. a grandchild holds them open).
     private func pump(stdin: [UInt8], input: FileDescriptor, output: FileDescriptor, errors: FileDescriptor) {
         var input: FileDescriptor? = input
-        var offset = 0
-        if stdin.isEmpty {
-            input?.close()
-            input = nil
-        } else if (try? input?.setNonBlocking()) == nil {
+        if stdin.isEmpty || (try? input?.setNonBlocking()) == nil {
             input?.close()
             input = nil
         }
+        var offset = 0
         var open = [output, errors]
         var quietAfterExit = 0
         while !open.isEmpty {
@@ -209,12 +206,14 @@ public final class ChildProcess: Sendable {
             for (index, events) in ready.enumerated() where !events.isEmpty {
                 let descriptor = watched[index].0
                 if descriptor == input {
+                    let finished: Bool
                     do {
                         offset += try descriptor.write(stdin[offset...])
+                        finished = offset >= stdin.count
                     } catch {
-                        if error != .wouldBlock { offset = stdin.count }
+                        finished = error != .wouldBlock   // the child closed its stdin
                     }
-                    if offset >= stdin.count {
+                    if finished {
                         descriptor.close()
                         input = nil
                     }

@@ -37,14 +37,6 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         return bytes
     }
 
-    /// One byte, or nil at end of file (for reading a line without consuming what follows it).
-    public func readByte() throws(Errno) -> UInt8? {
-        var byte: UInt8 = 0
-        defer { byte = 0 }
-        let n = try retryingInterrupted("read") { Glibc.read(rawValue, &byte, 1) }
-        return n == 1 ? byte : nil
-    }
-
     /// Everything up to end of file.
     public func readAll() throws(Errno) -> [UInt8] {
         var all: [UInt8] = []

@@ -9,9 +9,11 @@ public struct FileStatus: Equatable, Sendable {
         case regular, directory, socket, other
     }
 
+    /// The device and inode: together, which file it is.
     public let device: UInt64
     public let inode: UInt64
     public let kind: Kind
+    /// The size in bytes.
     public let size: Int
 
     init(_ info: stat) {
