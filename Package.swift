@@ -3,7 +3,9 @@
 //
 // Layers, bottom to top (dependencies point down only):
 //   C shims:        CGcrypt, CDBus, CProcess
-//   wrappers:       CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
+//                   the hex and percent escapers),
+//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
 //   object layer:   SecretService (the server's objects); SecretServiceClient (a client library)
@@ -30,19 +32,20 @@ let package = Package(
         .target(name: "CProcess"),
 
         // Safe Swift wrappers.
-        .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess"]),
-        .target(name: "DBusKit", dependencies: ["CDBus", "CofferCrypto"]),
+        .target(name: "SystemKit", dependencies: ["CProcess"]),
+        .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess", "SystemKit"]),
+        .target(name: "DBusKit", dependencies: ["CDBus", "CofferCrypto", "SystemKit"]),
 
         // Core model and encrypted store.
         .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
-        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto"]),
+        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
 
         // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,
         // errors and paths, shared by the server and the client library.
         .target(name: "SecretServiceProtocol", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
 
         // gnome-keyring's keyring files, both formats (for import and export).
-        .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto"]),
+        .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto", "SystemKit"]),
 
         // Coffer's encrypted backup format (export, and import backup).
         .target(name: "CofferBackup", dependencies: ["CofferCore", "CofferCrypto"]),
@@ -55,16 +58,16 @@ let package = Package(
         .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
 
         // The org.freedesktop.Secret.* object layer.
-        .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
+        .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
-            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
+            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [
-            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SecretServiceProtocol", "SecretServiceClient",
-            "CofferImport", "CofferBackup", "GnomeKeyringFormat",
+            "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit", "SecretServiceProtocol",
+            "SecretServiceClient", "CofferImport", "CofferBackup", "GnomeKeyringFormat",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -76,33 +79,34 @@ let package = Package(
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
-        .target(name: "CofferTestSupport", dependencies: ["DBusKit"]),
+        .target(name: "CofferTestSupport", dependencies: ["DBusKit", "SystemKit"]),
 
         // Tests, and tools the tests run as child processes: a pinentry that answers from a
         // script, and the writer the store's crash and concurrency tests run.
         .executableTarget(name: "StoreTortureWriter", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"],
                           path: "Tests/Tools/StoreTortureWriter"),
-        .executableTarget(name: "FakePinentry", path: "Tests/Tools/FakePinentry"),
+        .executableTarget(name: "FakePinentry", dependencies: ["SystemKit"], path: "Tests/Tools/FakePinentry"),
         // `coffer-torture`: SIGKILLs the real cofferd under writers (scripts/torture, BusTortureTests).
         .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
-        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
+        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
+        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto",
                                                        "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
                                                              "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
                                                              "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferCore", "CofferTestSupport",
-                                                      "SecretServiceProtocol", "SecretServiceClient"]),
+                                                      "SecretServiceProtocol", "SecretServiceClient", "SystemKit"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
 
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
         // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
         // which replays the committed corpus and crash regressions under Fuzz/.
-        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CDBus", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
+        .target(name: "FuzzHarness", dependencies: ["DBusKit", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
                 path: "Fuzz/Harness"),
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(name: "DBusMessageFuzz", dependencies: ["FuzzHarness"], path: "Fuzz/DBusMessageFuzz"),

@@ -11,7 +11,7 @@
 /// comes back unchanged through a reply, and strings escape into valid path elements.
 public enum DBusMessageHarness {
     public static func run(_ bytes: [UInt8]) {
-        for message in WireMessage.messages(in: bytes) { exercise(message) }
+        for message in DBusMessage.messages(inWireFormat: bytes) { exercise(message) }
     }
 
     private static func exercise(_ message: DBusMessage) {

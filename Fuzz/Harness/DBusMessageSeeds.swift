@@ -1,4 +1,4 @@
-import DBusKit
+@testable import DBusKit
 
 /// Seeds for `DBusMessageHarness`: the calls the Secret Service receives from libsecret and
 /// gnome-keyring's clients, in wire format, plus the other kinds of message and a few values
@@ -52,20 +52,20 @@ enum DBusMessageSeeds {
         for (name, path, interface, member, arguments) in calls {
             let call = try DBusMessage.methodCall(destination: "org.freedesktop.secrets", path: path,
                                                   interface: interface, member: member, arguments: arguments)
-            seeds.append(Seed(name: name, bytes: WireMessage.bytes(of: call, serial: serial, sender: ":1.42")))
+            seeds.append(Seed(name: name, bytes: call.wireFormat(serial: serial, sender: ":1.42")))
             serial += 1
         }
-        let received = WireMessage.messages(in: seeds[0].bytes)[0]
+        let received = DBusMessage.messages(inWireFormat: seeds[0].bytes)[0]
         let reply = try received.makeReply([.variant(.string("")), .objectPath(session)])
         let error = try received.makeErrorReply(.invalidArgs("no such algorithm"))
         let signal = try DBusMessage.signal(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                                             member: "NameOwnerChanged",
                                             arguments: [.string(":1.42"), .string(":1.42"), .string("")])
         seeds += [
-            Seed(name: "method-return", bytes: WireMessage.bytes(of: reply, serial: 100, sender: ":1.7")),
-            Seed(name: "error", bytes: WireMessage.bytes(of: error, serial: 101, sender: ":1.7")),
+            Seed(name: "method-return", bytes: reply.wireFormat(serial: 100, sender: ":1.7")),
+            Seed(name: "error", bytes: error.wireFormat(serial: 101, sender: ":1.7")),
             Seed(name: "signal-name-owner-changed",
-                 bytes: WireMessage.bytes(of: signal, serial: 102, sender: "org.freedesktop.DBus")),
+                 bytes: signal.wireFormat(serial: 102, sender: "org.freedesktop.DBus")),
             Seed(name: "two-messages", bytes: seeds[3].bytes + seeds[4].bytes),
         ]
         return seeds

@@ -1,1 +1,36 @@
-// C target holding only the header-only shim in include/cprocess.h.
+// The GNU extensions declared in include/cprocess.h.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "cprocess.h"
+
+int cprocess_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
+int cprocess_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+#else
+    (void)actions; (void)lowest;
+    return ENOSYS;
+#endif
+}
+
+int cprocess_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 29)
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+#else
+    (void)actions; (void)path;
+    return ENOSYS;
+#endif
+}
+
+short cprocess_spawn_setsid_flag(void) {
+#ifdef POSIX_SPAWN_SETSID
+    return POSIX_SPAWN_SETSID;
+#else
+    return 0;
+#endif
+}

@@ -1,4 +1,5 @@
 import CofferCrypto
+import Synchronization
 
 /// The Keychain-style facade over every collection: the four item operations (add, search,
 /// update, delete) taking attribute queries, plus collection management and aliases.
@@ -12,7 +13,7 @@ public final class Keychain: Sendable {
 
     private let provider: (any CollectionProvider)?
     private let session: MemoryCollection?
-    private let opened = Locked<[CollectionID: any CollectionBackend]>([:])
+    private let opened = Mutex<[CollectionID: any CollectionBackend]>([:])
 
     /// A keychain over `provider`'s collections, plus the in-memory `session` collection
     /// (holding at most `sessionBudget`) unless `sessionCollection` is false.

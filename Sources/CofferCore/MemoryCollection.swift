@@ -1,4 +1,5 @@
 import CofferCrypto
+import Synchronization
 
 /// How much memory an in-memory collection may hold: in all, and per owner (`NewItem.owner`).
 public struct MemoryBudget: Equatable, Sendable {
@@ -54,13 +55,13 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
 
     public let id: CollectionID
     public let budget: MemoryBudget
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     public init(id: CollectionID = .session, label: String = "Session", budget: MemoryBudget = .standard) {
         self.id = id
         self.budget = budget
         let now = Clock.now()
-        state = Locked(State(label: label, created: now, modified: now))
+        state = Mutex(State(label: label, created: now, modified: now))
     }
 
     public var isLocked: Bool { false }
@@ -257,7 +258,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
 
     /// Binds a sealed secret to its item, so secrets cannot be swapped between items.
     private static func aad(of id: ItemID) -> [UInt8] {
-        withUnsafeBytes(of: id.littleEndian) { Array($0) }
+        (0..<8).map { UInt8(truncatingIfNeeded: id >> ($0 * 8)) }   // little-endian
     }
 
     private static func terms(_ attributes: Attributes) -> Set<Pair> {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Growable byte buffer in libgcrypt secure memory; wiped (gcry_free wipes secure memory, but
 /// also zero explicitly on shrink/realloc) when released. Reference type, not thread-safe.
 ///
@@ -11,10 +17,10 @@ public final class SecureBytes: @unchecked Sendable {
     /// The secure block (from `SecureAllocator`: at least one byte, never nil).
     private var allocation: SecureAllocation
     /// Number of bytes in use.
-    public private(set) var count: Int
+    public internal(set) var count: Int
 
-    private var storage: UnsafeMutableRawPointer { allocation.pointer }
-    private var capacity: Int { allocation.capacity }
+    var storage: UnsafeMutableRawPointer { allocation.pointer }
+    var capacity: Int { allocation.capacity }
 
     /// A zero-filled secure block with room for `bytes` bytes.
     private static func allocate(_ bytes: Int) throws -> SecureAllocation {
@@ -79,7 +85,7 @@ public final class SecureBytes: @unchecked Sendable {
     // MARK: Growing
 
     /// Makes room for `additional` more bytes, moving to a larger secure block if needed.
-    private func reserve(additional: Int) throws {
+    func reserve(additional: Int) throws {
         let (needed, overflow) = count.addingReportingOverflow(additional)
         guard !overflow else { throw CryptoError.invalidInput("size overflow") }
         if needed <= capacity { return }
@@ -202,12 +208,22 @@ public final class SecureBytes: @unchecked Sendable {
         try append(bytes)
     }
 
+    /// Removes the first `n` bytes, moving the rest to the front and zeroing the room they leave.
+    public func removeFirst(_ n: Int) {
+        precondition(n >= 0 && n <= count, "SecureBytes removeFirst out of range")
+        memmove(storage, storage + n, count - n)
+        wipe(storage + count - n, n)
+        count -= n
+    }
+
     /// Shortens the buffer to `newCount` bytes, zeroing the removed tail.
-    func truncate(to newCount: Int) {
+    public func truncate(to newCount: Int) {
         precondition(newCount >= 0 && newCount <= count)
         wipe(storage + newCount, count - newCount)
         count = newCount
     }
+
+    // MARK: Internal access for this module's libgcrypt calls
 
     /// The bytes in use, valid only inside `body`.
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -15,6 +15,6 @@ func wipe(_ pointer: UnsafeMutableRawPointer?, _ count: Int) {
 ///
 /// Only the storage `array` refers to is wiped: other copies of the array sharing storage are
 /// copied first by Swift's copy-on-write and keep their bytes.
-func wipe(_ array: inout [UInt8]) {
+public func wipe(_ array: inout [UInt8]) {
     array.withUnsafeMutableBytes { wipe($0.baseAddress, $0.count) }
 }

@@ -1,7 +1,6 @@
 import CofferCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
+import SystemKit
 
 /// Tells whether files of the store directory changed since a reader last looked, so that a
 /// read need not `stat` or list anything when nothing changed.
@@ -22,7 +21,8 @@ final class DirectoryWatch: @unchecked Sendable {
     static let listing = "/"
 
     private struct State {
-        var descriptor: Int32
+        /// Nil where inotify is unavailable, and once the directory is gone.
+        var inotify: Inotify?
         var version: UInt64 = 1
         /// The version at which each file last changed.
         var changed: [String: UInt64] = [:]
@@ -30,10 +30,9 @@ final class DirectoryWatch: @unchecked Sendable {
         var everything: UInt64 = 0
         /// The watch on the parent, which reports the directory's own removal or replacement.
         var parentWatch: Int32 = -1
-        var buffer = [UInt8](repeating: 0, count: 4096)
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
     private let interesting: @Sendable (String) -> Bool
     /// The watched directory's name in its parent.
     private let directoryName: String
@@ -41,21 +40,23 @@ final class DirectoryWatch: @unchecked Sendable {
     /// Watches `directory` for changes to files whose names `interesting` accepts; with no
     /// directory, reports every file as changed every time.
     init(directory: String?, interesting: @escaping @Sendable (String) -> Bool) {
-        var state = State(descriptor: directory == nil ? -1 : inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)))
-        if let directory, state.descriptor >= 0 {
-            let entries = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
+        var state = State(inotify: directory == nil ? nil : try? Inotify())
+        if let directory, let inotify = state.inotify {
+            let entries: Inotify.Events = [.create, .delete, .movedFrom, .movedTo, .deleteSelf, .moveSelf]
             let (parent, name) = Self.split(directory)
-            // The parent first: a directory replaced between the two calls is then reported.
-            state.parentWatch = inotify_add_watch(state.descriptor, parent, UInt32(entries))
             self.directoryName = name
-            if state.parentWatch < 0 || inotify_add_watch(state.descriptor, directory, UInt32(entries | IN_MODIFY)) < 0 {
-                close(state.descriptor)
-                state.descriptor = -1
+            do {
+                // The parent first: a directory replaced between the two calls is then reported.
+                state.parentWatch = try inotify.watch(parent, for: entries)
+                _ = try inotify.watch(directory, for: entries.union(.modify))
+            } catch {
+                inotify.close()
+                state.inotify = nil
             }
         } else {
             self.directoryName = ""
         }
-        self.state = Locked(state)
+        self.state = Mutex(state)
         self.interesting = interesting
     }
 
@@ -69,7 +70,7 @@ final class DirectoryWatch: @unchecked Sendable {
     }
 
     deinit {
-        state.withLock { if $0.descriptor >= 0 { close($0.descriptor) } }
+        state.withLock { $0.inotify?.close() }
     }
 
     /// A mark for a reader about to read the directory's current state.
@@ -87,52 +88,35 @@ final class DirectoryWatch: @unchecked Sendable {
             drain(&s)
             let seen = mark.version
             mark.version = s.version
-            guard s.descriptor >= 0 else { return true }
+            guard s.inotify != nil else { return true }
             return s.everything > seen || (s.changed[name] ?? 0) > seen
         }
     }
 
     /// Reads every queued event and records the files they name.
     private func drain(_ s: inout State) {
-        guard s.descriptor >= 0 else { return }
-        while true {
-            let count = read(s.descriptor, &s.buffer, s.buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return }
+        while let events = s.inotify?.readEvents(), !events.isEmpty {
             s.version += 1
-            var offset = 0
-            while offset + 16 <= count {
-                let watch = Int32(bitPattern: Self.u32(s.buffer, offset))
-                let mask = Self.u32(s.buffer, offset + 4)
-                let length = Int(Self.u32(s.buffer, offset + 12))
-                let nameBytes = s.buffer[(offset + 16)..<min(offset + 16 + length, count)]
-                offset += 16 + length
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            for event in events {
+                if event.events.contains(.queueOverflow) {
                     s.everything = s.version
                     continue
                 }
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                let selfEvent = mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
-                if selfEvent || (watch == s.parentWatch && name == directoryName) {
+                let selfEvent = !event.events.isDisjoint(with: [.deleteSelf, .moveSelf, .ignored])
+                if selfEvent || (event.watch == s.parentWatch && event.name == directoryName) {
                     // The directory (or its parent) is gone, elsewhere or replaced: no event
                     // will tell about the path again, so from now on every answer is "changed".
-                    close(s.descriptor)
-                    s.descriptor = -1
+                    s.inotify?.close()
+                    s.inotify = nil
                     return
                 }
-                if watch == s.parentWatch { continue }
-                guard interesting(name) else { continue }
-                s.changed[name] = s.version
-                if mask & UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) != 0 {
+                if event.watch == s.parentWatch { continue }
+                guard interesting(event.name) else { continue }
+                s.changed[event.name] = s.version
+                if !event.events.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) {
                     s.changed[Self.listing] = s.version
                 }
             }
         }
-    }
-
-    /// A field of `struct inotify_event`, which the kernel writes in host byte order.
-    private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-        UInt32(littleEndian: UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
-                                | UInt32(bytes[at + 3]) << 24)
     }
 }

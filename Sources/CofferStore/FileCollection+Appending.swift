@@ -1,7 +1,5 @@
 import CofferCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// How a collection's changes reach the disk: appended in place into reserved space and synced
 /// before they count, and compacted into a fresh file once superseded records outweigh live ones.
@@ -80,7 +78,7 @@ extension FileCollection {
                                         publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
                                                                                  nextSequence: s.log.nextSequence, label: s.log.label),
                                         plaintext: nil, key: key, uuid: header.uuid)
-        let temporary = "\(path).compact-\(getpid())"
+        let temporary = "\(path).compact-\(ProcessControl.currentID)"
         do throws(CofferError) {
             let file = try PosixFile(path: temporary, create: true)
             try file.truncate(to: 0)

@@ -1,8 +1,7 @@
 import CofferCore
 import CofferCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
+import SystemKit
 
 /// A collection persisted in one encrypted, append-only file (see `StoreHeader` and
 /// `RecordFrame` for the format).
@@ -30,7 +29,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     private let watch: DirectoryWatch
     private let fileName: String
 
-    struct State {
+    /// Sendable by hand: reached only under `state`'s lock (the open files and the hasher are
+    /// not thread-safe themselves).
+    struct State: @unchecked Sendable {
         var log: CollectionLog
         var file: PosixFile
         var identity: PosixFile.Identity
@@ -43,7 +44,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var mark: DirectoryWatch.Mark
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
     init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
@@ -64,7 +65,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         if log.tornBytes > 0 {
             warn(Self.tornTailWarning(log, path: path))
         }
-        state = Locked(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
+        state = Mutex(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
                              hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark))
     }
 
@@ -78,15 +79,12 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
                                           publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
                                           plaintext: nil, key: dataKey, uuid: header.uuid)
-        let temporary = "\(path).new-\(getpid())"
+        let temporary = "\(path).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
         do throws(CofferError) {
             try file.write(header.encoded() + meta, at: 0)
             try file.sync()
-            guard link(temporary, path) == 0 else {
-                if errno == EEXIST { throw CofferError.collectionExists(id.rawValue) }
-                throw PosixFile.error("cannot create", path)
-            }
+            try PosixFile.link(temporary, to: path, id: id)
             try PosixFile.remove(temporary)
             try PosixFile.syncDirectory(directory)
         } catch {

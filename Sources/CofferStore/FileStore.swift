@@ -1,9 +1,8 @@
 import CofferCore
 import CofferCrypto
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
+import SystemKit
 
 /// The encrypted on-disk store: one `<id>.coffer` file per collection (plus a `<id>.lock`
 /// file for locking between processes) and an `aliases` file, in a directory only its owner
@@ -13,7 +12,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
     private let watch: DirectoryWatch
-    private let cache: Locked<Cache>
+    private let cache: Mutex<Cache>
 
     /// The collection ids and aliases as last read, kept until the watch reports a change.
     private struct Cache {
@@ -48,7 +47,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         watch = DirectoryWatch(directory: watchChanges ? directory : nil) {
             $0.hasSuffix(Self.storeExtension) || $0 == Self.aliasName
         }
-        cache = Locked(Cache())
+        cache = Mutex(Cache())
     }
 
     public static let warnOnStandardError: @Sendable (String) -> Void = { message in
@@ -159,7 +158,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         var table = try readAliases()
         table[name] = collection
         let text = table.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.rawValue)\n" }.joined()
-        let temporary = "\(aliasPath).new-\(getpid())"
+        let temporary = "\(aliasPath).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
         try file.truncate(to: 0)
         try file.write(Array(text.utf8), at: 0)
@@ -178,11 +177,12 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         } catch {
             throw .io("cannot create \(path): \(error.localizedDescription)")
         }
-        guard chmod(path, 0o700) == 0 else { throw PosixFile.error("cannot set permissions of", path) }
+        try PosixFile.setPermissions(of: path, to: 0o700)
         // Temporary files a crash left behind hold nothing that is not in the real files.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-") {
-            if let pid = Int32(name.split(separator: "-").last ?? ""), pid != getpid(), kill(pid, 0) != 0 {
+            if let pid = Int32(name.split(separator: "-").last ?? ""), pid != ProcessControl.currentID,
+               !ProcessControl.isRunning(pid) {
                 try? PosixFile.remove("\(path)/\(name)")
             }
         }

@@ -1,27 +1,25 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CofferCore
+import SystemKit
 
-/// A file descriptor with the few calls the store needs, each turning errno into a
-/// `CofferError.io` that names the file and says what to do about it.
+/// An open file with the few calls the store needs (through SystemKit), each turning a failure
+/// into a `CofferError.io` that names the file and says what to do about it.
 final class PosixFile {
     let path: String
-    private(set) var descriptor: Int32
+    private let descriptor: FileDescriptor
 
     /// Opens `path`; with `create`, creates it with mode 0600 (and forces 0600 either way).
     init(path: String, writable: Bool = true, create: Bool = false, exclusive: Bool = false) throws(CofferError) {
         self.path = path
-        var flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC
-        if create { flags |= O_CREAT }
-        if exclusive { flags |= O_EXCL }
-        let fd = open(path, flags, 0o600)
-        guard fd >= 0 else { throw Self.error("cannot open", path) }
-        descriptor = fd
-        if create && fchmod(fd, 0o600) != 0 { throw Self.error("cannot set permissions of", path) }
+        var options: FileDescriptor.OpenOptions = []
+        if create { options.insert(.create) }
+        if exclusive { options.insert(.exclusive) }
+        descriptor = try Self.io("cannot open", path) { () throws(Errno) in
+            try FileDescriptor.open(path, writable ? .readWrite : .readOnly, options: options)
+        }
+        if create { try Self.io("cannot set permissions of", path) { () throws(Errno) in try descriptor.setPermissions(0o600) } }
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit { descriptor.close() }
 
     struct Identity: Equatable {
         let device: UInt64
@@ -30,36 +28,24 @@ final class PosixFile {
 
     /// Device, inode and size of the open file.
     func status() throws(CofferError) -> (identity: Identity, size: Int) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw Self.error("cannot stat", path) }
-        return (Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size))
+        let status = try Self.io("cannot stat", path) { () throws(Errno) in try descriptor.status() }
+        return (Identity(device: status.device, inode: status.inode), status.size)
     }
 
     /// Device and inode of whatever file `path` names now, or nil if there is none.
     static func identity(of path: String) throws(CofferError) -> (identity: Identity, size: Int)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return nil }
-            throw error("cannot stat", path)
+        do {
+            let status = try FileStatus.of(path)
+            return (Identity(device: status.device, inode: status.inode), status.size)
+        } catch {
+            if error == .noSuchFile { return nil }
+            throw Self.error("cannot stat", path, error)
         }
-        return (Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size))
     }
 
     /// Reads `count` bytes at `offset` (fewer only at end of file).
     func read(at offset: Int, count: Int) throws(CofferError) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(count)
-        while result.count < count {
-            var chunk = [UInt8](repeating: 0, count: count - result.count)
-            let n = pread(descriptor, &chunk, chunk.count, off_t(offset + result.count))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.error("cannot read", path)
-            }
-            if n == 0 { break }
-            result.append(contentsOf: chunk[0..<n])
-        }
-        return result
+        try Self.io("cannot read", path) { () throws(Errno) in try descriptor.read(at: offset, upTo: count) }
     }
 
     /// Whether a record may start at `offset`: the file has bytes there before `size` and they
@@ -72,66 +58,72 @@ final class PosixFile {
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: [UInt8], at offset: Int) throws(CofferError) {
-        var pending = bytes
-        var position = offset
-        while !pending.isEmpty {
-            let n = pwrite(descriptor, pending, pending.count, off_t(position))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.error("cannot write", path)
-            }
-            position += n
-            pending.removeFirst(n)
-        }
+        try Self.io("cannot write", path) { () throws(Errno) in try descriptor.writeAll(bytes, at: offset) }
     }
 
     func truncate(to size: Int) throws(CofferError) {
-        guard ftruncate(descriptor, off_t(size)) == 0 else { throw Self.error("cannot truncate", path) }
+        try Self.io("cannot truncate", path) { () throws(Errno) in try descriptor.truncate(to: size) }
     }
 
     /// Waits until written data reaches the disk.
     func sync() throws(CofferError) {
-        guard fdatasync(descriptor) == 0 else { throw Self.error("cannot flush", path) }
+        try Self.io("cannot flush", path) { () throws(Errno) in try descriptor.synchronizeData() }
     }
-
-    enum LockMode { case shared, exclusive }
 
     /// Blocks until this process holds an advisory lock of `mode` on the file.
-    func lock(_ mode: LockMode) throws(CofferError) {
-        while flock(descriptor, mode == .shared ? LOCK_SH : LOCK_EX) != 0 {
-            if errno != EINTR { throw Self.error("cannot lock", path) }
-        }
+    func lock(_ mode: FileDescriptor.LockMode) throws(CofferError) {
+        try Self.io("cannot lock", path) { () throws(Errno) in try descriptor.lock(mode) }
     }
 
-    func unlock() { _ = flock(descriptor, LOCK_UN) }
+    func unlock() { descriptor.unlock() }
 
     /// Flushes a directory so that a rename or creation in it is durable.
     static func syncDirectory(_ path: String) throws(CofferError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw error("cannot open directory", path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw error("cannot flush directory", path) }
+        try io("cannot flush directory", path) { () throws(Errno) in try FileSystem.synchronizeDirectory(path) }
     }
 
     static func rename(_ from: String, to: String) throws(CofferError) {
-        guard Glibc.rename(from, to) == 0 else { throw error("cannot rename \(from) to", to) }
+        try io("cannot rename \(from) to", to) { () throws(Errno) in try FileSystem.rename(from, to: to) }
+    }
+
+    /// Gives the file `existing` the name `new` as well; throws `collectionExists` if `new` exists.
+    static func link(_ existing: String, to new: String, id: CollectionID) throws(CofferError) {
+        do {
+            try FileSystem.link(existing, to: new)
+        } catch {
+            if error == .fileExists { throw .collectionExists(id.rawValue) }
+            throw Self.error("cannot create", new, error)
+        }
     }
 
     static func remove(_ path: String) throws(CofferError) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw error("cannot remove", path) }
+        do {
+            try FileSystem.remove(path)
+        } catch {
+            guard error == .noSuchFile else { throw Self.error("cannot remove", path, error) }
+        }
     }
 
-    /// An io error for `action` on `path` from the current errno, with advice for the usual causes.
-    static func error(_ action: String, _ path: String) -> CofferError {
-        let code = errno
-        let reason = String(cString: strerror(code))
+    static func setPermissions(of path: String, to permissions: UInt32) throws(CofferError) {
+        try io("cannot set permissions of", path) { () throws(Errno) in
+            try FileSystem.setPermissions(of: path, to: permissions)
+        }
+    }
+
+    /// Runs `call`, turning its failure into the io error for `action` on `path`.
+    private static func io<R>(_ action: String, _ path: String, _ call: () throws(Errno) -> R) throws(CofferError) -> R {
+        do { return try call() } catch { throw Self.error(action, path, error) }
+    }
+
+    /// An io error for `action` on `path`, with advice for the usual causes.
+    private static func error(_ action: String, _ path: String, _ error: Errno) -> CofferError {
         let advice: String
-        switch code {
-        case ENOSPC, EDQUOT: advice = "; free some disk space and try again"
-        case EACCES, EPERM: advice = "; check the permissions of the data directory"
-        case EROFS: advice = "; the file system is read-only"
+        switch error {
+        case .noSpace, .quotaExceeded: advice = "; free some disk space and try again"
+        case .permissionDenied, .notPermitted: advice = "; check the permissions of the data directory"
+        case .readOnlyFileSystem: advice = "; the file system is read-only"
         default: advice = ""
         }
-        return .io("\(action) \(path): \(reason)\(advice)")
+        return .io("\(action) \(path): \(error.reason)\(advice)")
     }
 }

@@ -1,7 +1,5 @@
 import CofferCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// Where bytes that fail verification go before a collection file is ever cut short: they are
 /// copied, durably, into a file beside the collection, so that nothing is destroyed.
@@ -43,7 +41,7 @@ enum SetAside {
     /// What `coffer collections` says of a collection whose damage was set aside, or nil.
     static func report(for store: String) -> String? {
         let quarantine = path(of: store, .damage)
-        guard access(quarantine, F_OK) == 0 else { return nil }
+        guard FileSystem.exists(quarantine) else { return nil }
         return "recovered with losses: bytes that failed verification are kept in \(quarantine)"
     }
 }

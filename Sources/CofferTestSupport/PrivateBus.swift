@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import Synchronization
 
 /// A private `dbus-daemon` for one test: its own config in a fresh temporary directory (an
 /// allow-all session-type policy, `unix:dir=` listener, EXTERNAL auth, and **no service
@@ -8,19 +8,18 @@ import Glibc
 /// `address` is what clients connect to; `environment` adds `DBUS_SESSION_BUS_ADDRESS` for child
 /// processes. `stop()` (or deinit) ends the daemon by PID (SIGTERM, then SIGKILL) and removes the
 /// directory.
-public final class PrivateBus: @unchecked Sendable {
+public final class PrivateBus: Sendable {
     public let address: String
     /// The temporary directory holding the config and the socket.
     public let directory: String
     private let daemon: ChildProcess
-    private let stopped = NSLock()
-    private var isStopped = false
+    private let stopped = Mutex(false)
 
     public init(startupTimeout: TimeInterval = 10) throws {
         guard let binary = Executables.inPath("dbus-daemon") else { throw ChildProcessError.notFound("dbus-daemon") }
-        var template = Array((NSTemporaryDirectory() + "/coffer-bus-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw ChildProcessError.system("mkdtemp", errno) }
-        directory = String(cString: made)
+        directory = NSTemporaryDirectory() + "/coffer-bus-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -69,10 +68,10 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Stops the daemon (SIGTERM, SIGKILL after 2 s) and removes its directory. Idempotent.
     public func stop() {
-        stopped.lock()
-        let first = !isStopped
-        isStopped = true
-        stopped.unlock()
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         daemon.terminate(grace: 2)
         try? FileManager.default.removeItem(atPath: directory)

@@ -1,4 +1,5 @@
 import Foundation
+internal import SystemKit
 
 extension DBusConnection {
     /// The session bus if one is running, without ever starting one: the address in
@@ -12,19 +13,13 @@ extension DBusConnection {
         }
         guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return nil }
         let socket = runtime + "/bus"
-        let type = (try? FileManager.default.attributesOfItem(atPath: socket))?[.type] as? FileAttributeType
-        guard type == .typeSocket else { return nil }
-        return try? DBusConnection(address: "unix:path=" + escapeAddressValue(socket))
+        guard (try? FileStatus.of(socket).kind) == .socket else { return nil }
+        return try? DBusConnection(address: "unix:path=" + String(decoding: addressValueEscaping.encode(socket.utf8), as: UTF8.self))
     }
 
     /// A D-Bus address value: bytes other than `-0-9A-Za-z_/.*` as `%xx`.
-    static func escapeAddressValue(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "*")].contains(byte)
-            out += plain ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }
-        return out
+    static let addressValueEscaping = PercentEncoding(uppercase: false) { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "*")].contains(byte)
     }
 }

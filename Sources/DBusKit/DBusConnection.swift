@@ -1,5 +1,6 @@
 internal import CDBus
 import Dispatch
+import Synchronization
 
 /// A connection to a message bus, with its own single-threaded event loop.
 ///
@@ -20,9 +21,9 @@ public final class DBusConnection: @unchecked Sendable {
     let raw: OpaquePointer
     let loop = EventLoop()
     let dispatcher = Dispatcher()
-    private let ownerTrackingEnabled = Locked(false)
-    private let uidCache = Locked([String: UInt32]())
-    private let serverStorage = Locked<ObjectServer?>(nil)
+    private let ownerTrackingEnabled = Mutex(false)
+    private let uidCache = Mutex([String: UInt32]())
+    private let serverStorage = Mutex<ObjectServer?>(nil)
 
     /// This connection's unique name on the bus (e.g. `:1.42`).
     public let uniqueName: String

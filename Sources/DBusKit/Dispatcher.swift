@@ -1,4 +1,5 @@
 internal import CDBus
+import Synchronization
 
 /// Routes every incoming message (from the libdbus filter, on the loop thread): bus signals
 /// about names, user signal handlers, and method calls for the object server.
@@ -15,14 +16,16 @@ final class Dispatcher {
         let handler: (DBusMessage) -> Void
     }
 
-    private struct State {
+    /// Sendable by hand: the handlers in it are added from any thread and, as always, run only
+    /// on the loop thread.
+    private struct State: @unchecked Sendable {
         weak var server: ObjectServer?
         var subscriptions: [SignalSubscription] = []
         var vanishedHandlers: [(id: UInt64, handler: (String) -> Void)] = []
         var nameLostHandlers: [(id: UInt64, handler: (String) -> Void)] = []
         var nextID: UInt64 = 1
     }
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     func addSubscription(_ rule: SignalRule, _ handler: @escaping (DBusMessage) -> Void) -> UInt64 {
         state.withLock { s in

@@ -1,4 +1,6 @@
 internal import CDBus
+import Synchronization
+internal import SystemKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,29 +24,34 @@ final class EventLoop: @unchecked Sendable {
         var deadline: UInt64   // monotonic milliseconds
     }
 
-    private let shared = Locked(Shared())
     /// Watches and timeouts libdbus registered; touched from libdbus callbacks, which run on
-    /// whichever thread is currently driving the connection.
-    private let io = Locked((watches: Set<OpaquePointer>(), timeouts: [OpaquePointer: TimeoutEntry]()))
-    /// Self-pipe: the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
-    private let wakeFD: Int32
-    private let wakeWriteFD: Int32
+    /// whichever thread is currently driving the connection. Sendable by hand: the handles are
+    /// only compared here, and only libdbus dereferences them.
+    private struct IO: @unchecked Sendable {
+        var watches = Set<OpaquePointer>()
+        var timeouts = [OpaquePointer: TimeoutEntry]()
+    }
+
+    private let shared = Mutex(Shared())
+    private let io = Mutex(IO())
+    /// Self-pipe (non-blocking): the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
+    private let wakeFD: FileDescriptor
+    private let wakeWriteFD: FileDescriptor
     private var connection: OpaquePointer!
 
     init() {
-        var fds: [Int32] = [-1, -1]
-        precondition(pipe(&fds) == 0, "pipe() failed")
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        do {
+            (wakeFD, wakeWriteFD) = try FileDescriptor.pipe()
+            try wakeFD.setNonBlocking()
+            try wakeWriteFD.setNonBlocking()
+        } catch {
+            preconditionFailure("the event loop's wake-up pipe: \(error)")
         }
-        wakeFD = fds[0]
-        wakeWriteFD = fds[1]
     }
 
     deinit {
-        close(wakeFD)
-        close(wakeWriteFD)
+        wakeFD.close()
+        wakeWriteFD.close()
     }
 
     /// Installs the watch, timeout, wakeup and dispatch-status callbacks on `connection`.
@@ -102,8 +109,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Cross-thread entry points
 
     func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWriteFD, &byte, 1)   // a full pipe already means "wake up"
+        _ = try? wakeWriteFD.write([1])   // a full pipe already means "wake up"
     }
 
     /// Wakes the loop unless the caller is the loop itself: between two polls the loop reads
@@ -198,14 +204,14 @@ final class EventLoop: @unchecked Sendable {
 
     private func pollOnce(immediate: Bool) {
         let (watches, timeouts) = io.withLock { ($0.watches, $0.timeouts) }
-        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var descriptors: [(FileDescriptor, PollEvents)] = [(wakeFD, .readable)]
         var polled: [OpaquePointer] = []
         for w in watches where dbus_watch_get_enabled(w) != 0 {
             let flags = dbus_watch_get_flags(w)
-            var events: Int16 = 0
-            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
-            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
-            fds.append(pollfd(fd: dbus_watch_get_unix_fd(w), events: events, revents: 0))
+            var events: PollEvents = []
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
+            descriptors.append((FileDescriptor(rawValue: dbus_watch_get_unix_fd(w)), events))
             polled.append(w)
         }
         let now = EventLoop.now()
@@ -216,23 +222,21 @@ final class EventLoop: @unchecked Sendable {
         }
         if immediate { wait = 0 }
 
-        let n = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), wait) }
-        if n < 0 { return }   // EINTR: just go round again
+        guard let ready = try? FileDescriptor.poll(descriptors, timeoutMilliseconds: wait) else { return }
 
-        if fds[0].revents != 0 {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while read(wakeFD, &buffer, buffer.count) > 0 {}
+        if !ready[0].isEmpty {
+            while let drained = try? wakeFD.read(upTo: 256), !drained.isEmpty {}
         }
         for (index, w) in polled.enumerated() {
-            let revents = fds[index + 1].revents
-            guard revents != 0 else { continue }
+            let revents = ready[index + 1]
+            guard !revents.isEmpty else { continue }
             // An earlier handle may have removed (and freed) this watch.
             guard io.withLock({ $0.watches.contains(w) }), dbus_watch_get_enabled(w) != 0 else { continue }
             var flags: UInt32 = 0
-            if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
-            if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if revents & Int16(POLLERR | POLLNVAL) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
-            if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+            if revents.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
+            if revents.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if !revents.isDisjoint(with: [.error, .invalid]) { flags |= DBUS_WATCH_ERROR.rawValue }
+            if revents.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
             if flags != 0 { _ = dbus_watch_handle(w, flags) }
         }
         let after = EventLoop.now()

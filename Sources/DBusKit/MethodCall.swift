@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,7 @@ public final class MethodCall: @unchecked Sendable {
 
     /// Out-signature replies are checked against (nil: not checked).
     let expectedReplySignature: String?
-    private let answered = Locked(false)
+    private let answered = Mutex(false)
 
     init(message: DBusMessage, connection: DBusConnection, path: ObjectPath, interface: String,
          member: String, arguments: [DBusValue], expectedReplySignature: String?) {

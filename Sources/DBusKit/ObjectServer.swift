@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Serves objects on a connection: routes method calls to `DBusObject`s resolved per path by
 /// registered `DBusObjectTree`s, and implements the standard interfaces for them.
 ///
@@ -13,14 +15,18 @@
 /// (`Peer.Ping`/`GetMachineId` are answered by libdbus itself.)
 public final class ObjectServer: @unchecked Sendable {
     private weak var connection: DBusConnection?
-    private let registrations = Locked([ObjectPath: any DBusObjectTree]())
+    /// The registered trees by prefix. Sendable by hand, as the server is.
+    private struct Registrations: @unchecked Sendable {
+        var trees: [ObjectPath: any DBusObjectTree] = [:]
+    }
+    private let registrations = Mutex(Registrations())
     /// The policy closure, boxed in a struct: a bare function type stored in the generic
-    /// `Locked` would be reabstracted on every `inout` access, and the thunks written back
-    /// would pile up, making each call slower than the last.
-    private struct Policy {
+    /// `Mutex` would be reabstracted on every `inout` access, and the thunks written back
+    /// would pile up, making each call slower than the last. Sendable by hand, as the server is.
+    private struct Policy: @unchecked Sendable {
         let check: (_ sender: String, _ uid: UInt32?) -> Bool
     }
-    private let policy = Locked<Policy?>(nil)
+    private let policy = Mutex<Policy?>(nil)
 
     init(connection: DBusConnection) {
         self.connection = connection
@@ -37,7 +43,7 @@ public final class ObjectServer: @unchecked Sendable {
     /// Serves every path equal to or below `prefix` from `tree` (replacing an earlier
     /// registration of the same prefix). The longest matching prefix wins.
     public func register(prefix: ObjectPath, tree: any DBusObjectTree) {
-        registrations.withLock { $0[prefix] = tree }
+        registrations.withLock { $0.trees[prefix] = tree }
     }
 
     /// Serves a single object at exactly `path`.
@@ -62,7 +68,7 @@ public final class ObjectServer: @unchecked Sendable {
     }
 
     private func resolve(_ path: ObjectPath) -> (Node, [ObjectPath: any DBusObjectTree]) {
-        let regs = registrations.withLock { $0 }
+        let regs = registrations.withLock { $0 }.trees
         var owner: (prefix: ObjectPath, tree: any DBusObjectTree)?
         for (prefix, tree) in regs where path.isInside(prefix) {
             if let found = owner, found.prefix.rawValue.utf8.count >= prefix.rawValue.utf8.count { continue }

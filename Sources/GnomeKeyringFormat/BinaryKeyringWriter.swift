@@ -1,4 +1,5 @@
 import CofferCrypto
+import SystemKit
 
 /// Writes gnome-keyring's encrypted binary format (the layout `BinaryKeyringReader` reads), so
 /// that gnome-keyring opens what Coffer exports: the clear header lists each item's id, type and
@@ -31,7 +32,7 @@ enum BinaryKeyringWriter {
                     appendUInt32(0x1827_3645 ^ number ^ (number << 16 | number >> 16), to: &out)
                 } else {
                     appendUInt32(0, to: &out)
-                    appendString(lowercaseHex(Digest.md5(Array(value.utf8))), to: &out)
+                    appendString(Hex.encode(Digest.md5(Array(value.utf8))), to: &out)
                 }
             }
         }
@@ -75,11 +76,6 @@ enum BinaryKeyringWriter {
         for index in 0..<16 { plain[index] = check[index] }
         let (key, iv) = try BinaryKeyringReader.key(password: password, salt: salt, iterations: iterations)
         return try key.encryptBlocks(plain, iv: iv)
-    }
-
-    private static func lowercaseHex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
     }
 
     private static func appendUInt32(_ value: UInt32, to out: inout [UInt8]) {

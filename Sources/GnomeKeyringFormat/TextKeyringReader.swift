@@ -1,4 +1,5 @@
 import CofferCrypto
+import SystemKit
 
 /// gnome-keyring's text format (§12.5 of the spec digest), for keyrings whose password is
 /// empty: a `[keyring]` group, a group per item named by its id, and `<id>:attribute<N>` groups.
@@ -48,7 +49,7 @@ enum TextKeyringReader {
             guard digits.count % 2 == 0 else { throw GnomeKeyringFileError.damaged("[\(group)] binary-secret is not hex") }
             let secret = try SecureBytes(capacity: digits.count / 2)
             for index in stride(from: 0, to: digits.count, by: 2) {
-                guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else {
+                guard let high = Hex.value(of: digits[index]), let low = Hex.value(of: digits[index + 1]) else {
                     throw GnomeKeyringFileError.damaged("[\(group)] binary-secret is not hex")
                 }
                 try secret.append(high << 4 | low)
@@ -58,15 +59,6 @@ enum TextKeyringReader {
             throw error
         } catch {
             throw .outOfSecureMemory
-        }
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

@@ -1,10 +1,6 @@
 import CofferCrypto
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SystemKit
 
 /// Asks for passwords with a pinentry program (the dialogs GnuPG uses: pinentry-gnome3,
 /// pinentry-qt, pinentry-gtk-2, pinentry-curses, pinentry-tty), speaking the Assuan protocol
@@ -57,19 +53,13 @@ public final class Pinentry: PasswordAsker {
     /// `name` if it contains a `/` and is an executable file, else the first executable file
     /// called `name` in the `:`-separated `searchPath`.
     static func resolve(_ name: String, searchPath: String) -> String? {
-        if name.contains("/") { return isExecutableFile(name) ? name : nil }
+        if name.contains("/") { return FileSystem.isExecutableFile(name) ? name : nil }
         for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
             let dir = directory.isEmpty ? "." : String(directory)
             let candidate = dir.hasSuffix("/") ? dir + name : dir + "/" + name
-            if isExecutableFile(candidate) { return candidate }
+            if FileSystem.isExecutableFile(candidate) { return candidate }
         }
         return nil
-    }
-
-    private static func isExecutableFile(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        return access(path, X_OK) == 0
     }
 
     // MARK: Asking
@@ -180,24 +170,27 @@ enum PinentryFailure: Error {
     /// The child said something that is not Assuan.
     case protocolError(String)
     /// Starting the child or a system call failed.
-    case system(String, Int32)
+    case system(Errno)
 
-    func message(program: String, exitStatus: Int32? = nil) -> String {
+    func message(program: String, exitStatus: Termination? = nil) -> String {
         let name = program.split(separator: "/").last.map(String.init) ?? program
         switch self {
         case .cancelled: return "cancelled"
         case .failed(let text): return text
         case .timedOut: return "pinentry timed out"
         case .childGone:
-            guard let exitStatus else { return "\(name) closed the connection before answering" }
+            guard let exitStatus, exitStatus != .unknown else { return "\(name) closed the connection before answering" }
             return "\(name) exited before answering" + Self.describe(exitStatus)
         case .protocolError(let text): return "\(name): \(text)"
-        case .system(let call, let code): return "\(name): \(call) failed: \(String(cString: strerror(code)))"
+        case .system(let error): return "\(name): \(error)"
         }
     }
 
-    private static func describe(_ status: Int32) -> String {
-        if status & 0x7f == 0 { return " (exit status \((status >> 8) & 0xff))" }
-        return " (killed by signal \(status & 0x7f))"
+    private static func describe(_ status: Termination) -> String {
+        switch status {
+        case .exited(let code): " (exit status \(code))"
+        case .signalled(let signal): " (killed by signal \(signal))"
+        case .unknown: ""
+        }
     }
 }

@@ -3,6 +3,7 @@ import CofferCrypto
 import DBusKit
 import Dispatch
 import SecretServiceProtocol
+import Synchronization
 
 /// A pending operation that needs the user: unlocking collections, creating one, or changing
 /// a password. Its client calls `Prompt`, the dialog runs off the loop (one dialog at a time
@@ -35,12 +36,12 @@ final class Prompt: @unchecked Sendable {
     /// Set on the loop thread when the prompt is dismissed or its client leaves; the dialog
     /// thread checks it before acting on an answer, so a password typed after that changes
     /// nothing.
-    private let cancelled = Locked(false)
+    private let cancelled = Mutex(false)
 
     /// Where the dialogs run: one after the other, for all clients.
     private static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
     /// How many prompts are running or waiting on `dialogs`.
-    private static let queued = Locked(0)
+    private static let queued = Mutex(0)
 
     init(number: UInt64, owner: String, action: Action, server: SecretServer) {
         self.number = number

@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import SecretServiceProtocol
+import Synchronization
 
 /// `/org/freedesktop/secrets`: org.freedesktop.Secret.Service plus gnome-keyring's internal
 /// interface for password operations without a dialog.
@@ -150,7 +151,7 @@ struct ServiceObject: DBusObject {
         let label = input.properties.label ?? "Unnamed"
         let password = try server.secret(from: input.master, for: call.sender).bytes
         let server = self.server
-        let created = Locked<CollectionID?>(nil)
+        let created = Mutex<CollectionID?>(nil)
         return server.offLoop(call, {
             let id = try server.keychain.createCollection(label: label, password: password)
             created.withLock { $0 = id }

@@ -39,8 +39,7 @@ struct Import: ParsableCommand {
     @Flag(name: .customLong("from-bus"), help: "Copy everything from the provider on the session bus now.")
     var fromBus = false
 
-    @Flag(name: .customLong("dry-run"), help: "Say what would be imported, and change nothing.")
-    var dryRun = false
+    @OptionGroup var importing: ImportOptions
 
     @OptionGroup var passwords: PasswordOptions
 
@@ -57,7 +56,7 @@ struct Import: ParsableCommand {
         let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
-                                       dryRun: dryRun)
+                                       dryRun: importing.dryRun)
         var firstFailure: CLIError?
         for collection in collections {
             let source = "'\(Encode.display(collection.label))' (\(collection.path))"

@@ -26,8 +26,7 @@ struct ImportBackup: ParsableCommand {
     @Argument(help: ArgumentHelp("The backup file.", valueName: "file"))
     var file: String
 
-    @Flag(name: .customLong("dry-run"), help: "Say what would be restored, and change nothing.")
-    var dryRun = false
+    @OptionGroup var importing: ImportOptions
 
     @OptionGroup var passwords: PasswordOptions
 
@@ -47,12 +46,12 @@ struct ImportBackup: ParsableCommand {
         }
         let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
                                 sessionCollection: false)
-        let importer = KeyringImporter(keychain: keychain, input: input, dryRun: dryRun)
+        let importer = KeyringImporter(keychain: keychain, input: input, dryRun: importing.dryRun)
         for collection in backup.collections {
             try importer.importItems(collection.items.map(\.newItem), label: collection.label, into: collection.id,
                                      password: nil, from: Encode.display(file))
         }
-        guard !dryRun else { return }
+        guard !importing.dryRun else { return }
         let restored = Set(try keychain.collectionIDs())
         for (name, id) in backup.aliases.sorted(by: { $0.key < $1.key }) where restored.contains(id) {
             try keychain.setAlias(name, to: id)

@@ -47,8 +47,7 @@ struct ImportGnomeKeyring: ParsableCommand {
     @Option(help: ArgumentHelp("Import into this collection instead of the one named after each file.", valueName: "id"))
     var into: String?
 
-    @Flag(name: .customLong("dry-run"), help: "Say what would be imported, and change nothing.")
-    var dryRun = false
+    @OptionGroup var importing: ImportOptions
 
     @OptionGroup var passwords: PasswordOptions
 
@@ -65,7 +64,7 @@ struct ImportGnomeKeyring: ParsableCommand {
         let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
-                                       dryRun: dryRun)
+                                       dryRun: importing.dryRun)
         var firstFailure: CLIError?
         var imported: [String: CollectionID] = [:]
         for path in paths {
@@ -82,8 +81,8 @@ struct ImportGnomeKeyring: ParsableCommand {
         }
         if files.isEmpty, let contents = FileManager.default.contents(atPath: directory + "/default"),
            let name = GnomeKeyringFiles.defaultKeyring(in: [UInt8](contents)), let target = imported[name] {
-            if !dryRun { try keychain.setAlias(Keychain.defaultAlias, to: target) }
-            Output.line("\(dryRun ? "would point" : "pointed") the 'default' alias at '\(target)', as gnome-keyring's default is '\(Encode.display(name))'")
+            if !importing.dryRun { try keychain.setAlias(Keychain.defaultAlias, to: target) }
+            Output.line("\(importing.dryRun ? "would point" : "pointed") the 'default' alias at '\(target)', as gnome-keyring's default is '\(Encode.display(name))'")
         }
         if let firstFailure { throw firstFailure }
     }

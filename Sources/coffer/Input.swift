@@ -1,8 +1,6 @@
 import CofferCore
 import CofferCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// Where passwords and secrets come from, in the order a command needs them.
 ///
@@ -101,7 +99,7 @@ final class InputSource {
         guard !stdinExhausted else {
             throw CLIError.usage("--password-stdin: stdin ended before \(what); put one password per line")
         }
-        let line = SecureBytesReader(fd: STDIN_FILENO)
+        let line = SecureBytesReader(descriptor: .standardInput)
         let (bytes, sawNewline) = try line.readLine(limit: Terminal.maxLineBytes)
         if !sawNewline {
             stdinExhausted = true
@@ -117,51 +115,47 @@ final class InputSource {
     private func stdinRest() throws -> SecureBytes {
         if stdinExhausted { return try SecureBytes(capacity: 0) }
         stdinExhausted = true
-        return try SecureBytesReader(fd: STDIN_FILENO).readToEnd(limit: Limits.maxSecretBytes + 1) {
+        return try SecureBytesReader(descriptor: .standardInput).readToEnd(limit: Limits.maxSecretBytes + 1) {
             CLIError.usage("the secret is larger than \(Limits.maxSecretBytes) bytes; nothing was stored")
         }
     }
 }
 
-/// Reads a descriptor into secure memory; the bounce buffer is wiped.
+/// Reads a descriptor straight into secure memory.
 struct SecureBytesReader {
-    let fd: Int32
+    let descriptor: FileDescriptor
 
+    /// The next line, without its "\n" and a "\r" before that, read a byte at a time so that
+    /// nothing after it is consumed; and whether a "\n" ended it (false: end of input).
     func readLine(limit: Int) throws -> (SecureBytes, sawNewline: Bool) {
         let line = try SecureBytes(capacity: 64)
-        var byte: UInt8 = 0
-        defer { byte = 0 }
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.storeFailure("cannot read input: \(String(cString: strerror(errno)))")
+        while try reading({ try line.append(readingFrom: descriptor, upTo: 1) }) == 1 {
+            if line[line.count - 1] == UInt8(ascii: "\n") {
+                line.truncate(to: line.count - 1)
+                return (trimmedCR(line), true)
             }
-            if n == 0 { return (try trimmedCR(line), false) }
-            if byte == UInt8(ascii: "\n") { return (try trimmedCR(line), true) }
-            guard line.count < limit else { throw CLIError.usage("an input line is longer than \(limit) bytes") }
-            try line.append(byte)
+            guard line.count <= limit else { throw CLIError.usage("an input line is longer than \(limit) bytes") }
         }
+        return (trimmedCR(line), false)
     }
 
+    /// Everything up to end of input; `tooLarge` if that is more than `limit` bytes.
     func readToEnd(limit: Int, tooLarge: () -> CLIError) throws -> SecureBytes {
-        let result = try SecureBytes(capacity: 4096)
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        defer { zero(&chunk) }
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.storeFailure("cannot read input: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { return result }
-            guard result.count + n <= limit else { throw tooLarge() }
-            try result.append(chunk[0..<n])
+        guard let all = try reading({ try SecureBytes.read(toEndOf: descriptor, limit: limit) }) else { throw tooLarge() }
+        return all
+    }
+
+    /// Runs `read`, turning a failed read into the CLI's error.
+    private func reading<R>(_ read: () throws -> R) throws -> R {
+        do {
+            return try read()
+        } catch let error as Errno {
+            throw CLIError.storeFailure("cannot read input: \(error.reason)")
         }
     }
 
-    private func trimmedCR(_ line: SecureBytes) throws -> SecureBytes {
-        guard line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") else { return line }
-        return try line.slice(0..<(line.count - 1))
+    private func trimmedCR(_ line: SecureBytes) -> SecureBytes {
+        if line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") { line.truncate(to: line.count - 1) }
+        return line
     }
 }

@@ -94,3 +94,10 @@ func parseAttributePairs(_ pairs: [String], option: String) throws -> Attributes
     }
     return result
 }
+
+/// Options every import takes (declared once, so that `coffer import --dry-run …` and
+/// `coffer import gnome-keyring --dry-run` are the same flag).
+struct ImportOptions: ParsableArguments {
+    @Flag(name: .customLong("dry-run"), help: "Say what would be imported, and change nothing.")
+    var dryRun = false
+}

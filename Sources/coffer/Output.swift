@@ -1,23 +1,11 @@
-import CofferCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// Unbuffered output straight to the file descriptors (so that secret bytes never sit in a
-/// stdio buffer, and ordinary text and secret output cannot be reordered).
+/// stdio buffer, and ordinary text and secret output cannot be reordered). Write errors are
+/// ignored: there is nowhere left to report them.
 enum Output {
-    static func write(_ bytes: [UInt8], to fd: Int32 = STDOUT_FILENO) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += n
-            }
-        }
+    static func write(_ bytes: [UInt8], to descriptor: FileDescriptor = .standardOutput) {
+        try? descriptor.writeAll(bytes)
     }
 
     /// A line on stdout.
@@ -27,14 +15,7 @@ enum Output {
 
     /// A `coffer: ` line on stderr (notes and errors).
     static func note(_ text: String) {
-        write(Array("coffer: \(text)\n".utf8), to: STDERR_FILENO)
-    }
-}
-
-/// Overwrites an array's bytes with zeros (explicit_bzero: not optimised away).
-func zero(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { buffer in
-        if let base = buffer.baseAddress, buffer.count > 0 { explicit_bzero(base, buffer.count) }
+        write(Array("coffer: \(text)\n".utf8), to: .standardError)
     }
 }
 
@@ -65,8 +46,8 @@ enum Encode {
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x00..<0x20, 0x7F:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+                out.append(Hex.digit(byte >> 4))
+                out.append(Hex.digit(byte & 0xF))
             default: out.append(byte)
             }
         }
@@ -91,13 +72,13 @@ enum Encode {
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x00..<0x20, 0x7F:
                 out.append(contentsOf: Array("\\x".utf8))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+                out.append(Hex.digit(byte >> 4))
+                out.append(Hex.digit(byte & 0xF))
             case 0xC2 where index < bytes.count && (0x80...0x9F).contains(bytes[index]):
                 // A C1 control character (U+0080...U+009F).
                 out.append(contentsOf: Array("\\u{".utf8))
-                out.append(hexDigit(bytes[index] >> 4))
-                out.append(hexDigit(bytes[index] & 0xF))
+                out.append(Hex.digit(bytes[index] >> 4))
+                out.append(Hex.digit(bytes[index] & 0xF))
                 out.append(UInt8(ascii: "}"))
                 index += 1
             default: out.append(byte)
@@ -141,9 +122,5 @@ enum Encode {
             out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
             out.append(UInt8(ascii: "="))
         }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

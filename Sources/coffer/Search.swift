@@ -94,7 +94,7 @@ struct Search: ParsableCommand {
                     out.append(contentsOf: bytes)
                     if !raw { out.append(UInt8(ascii: "\n")) }
                     Output.write(out)
-                    zero(&out)
+                    wipe(&out)
                 }
                 printed = true
             }
@@ -113,11 +113,11 @@ struct Search: ParsableCommand {
         for index in items.indices {
             if index > 0 { out.append(contentsOf: Array((json ? ",\n  " : "\n").utf8)) }
             out.append(contentsOf: items[index])
-            zero(&items[index])
+            wipe(&items[index])
         }
         if json { out.append(contentsOf: Array("\n]\n".utf8)) }
         Output.write(out)
-        zero(&out)
+        wipe(&out)
     }
 
     /// Each result formatted with its secret, the secrets read one at a time (so that any
@@ -138,7 +138,7 @@ struct Search: ParsableCommand {
                 throw CLIError.storeFailure("the secrets of \(missing.count) matching items could not be read (\(names)); they may have been deleted or locked meanwhile. Nothing was printed; try again")
             }
         } catch {
-            for index in items.indices { if items[index] != nil { zero(&items[index]!) } }
+            for index in items.indices { if items[index] != nil { wipe(&items[index]!) } }
             throw error
         }
         return items.map { $0! }

@@ -1,7 +1,5 @@
 import CofferCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// The terminal for prompts: `/dev/tty` (the controlling terminal), so that prompts work even
 /// when stdin and stdout are redirected. Passwords and typed secrets are read with echo off.
@@ -10,7 +8,7 @@ enum Terminal {
     static let maxLineBytes = 4096
 
     /// Whether stdin is a terminal.
-    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    static var stdinIsTerminal: Bool { FileDescriptor.standardInput.isTerminal }
 
     /// Whether there is a terminal to prompt on.
     static var isAvailable: Bool {
@@ -26,25 +24,12 @@ enum Terminal {
             throw CLIError.usage("no terminal to ask for input on; use --password-stdin")
         }
         defer { tty.close() }
-        var saved = termios()
-        let canHide = tcgetattr(tty.readFD, &saved) == 0
-        if canHide {
-            var hidden = saved
-            hidden.c_lflag &= ~tcflag_t(ECHO | ECHONL)
-            hidden.c_lflag |= tcflag_t(ICANON)
-            EchoGuard.arm(fd: tty.readFD, saved: saved)
-            _ = tcsetattr(tty.readFD, TCSAFLUSH, &hidden)
+        return try TerminalEcho.off(on: tty.readFD) {
+            tty.write(prompt)
+            let line = try readLine(tty.readFD)
+            tty.write("\n")
+            return line
         }
-        defer {
-            if canHide {
-                _ = tcsetattr(tty.readFD, TCSAFLUSH, &saved)
-                EchoGuard.disarm()
-            }
-        }
-        tty.write(prompt)
-        let line = try readLine(fd: tty.readFD)
-        tty.write("\n")
-        return line
     }
 
     /// Asks `question` with echo on and returns the answer (trimmed); nil without a terminal.
@@ -52,21 +37,21 @@ enum Terminal {
         guard let tty = open() else { return nil }
         defer { tty.close() }
         tty.write(question)
-        let line = try readLine(fd: tty.readFD)
+        let line = try readLine(tty.readFD)
         let text = line.withUnprotectedCopy { String(decoding: $0, as: UTF8.self) }
         return text.trimmingWhitespace()
     }
 
     /// Reads one line, byte by byte (never past the newline), into secure memory.
-    static func readLine(fd: Int32) throws -> SecureBytes {
-        try SecureBytesReader(fd: fd).readLine(limit: maxLineBytes).0
+    static func readLine(_ descriptor: FileDescriptor) throws -> SecureBytes {
+        try SecureBytesReader(descriptor: descriptor).readLine(limit: maxLineBytes).0
     }
 
     /// An open terminal: /dev/tty, or stdin/stderr when stdin is a terminal but /dev/tty
     /// cannot be opened (no controlling terminal).
     struct Handle {
-        let readFD: Int32
-        let writeFD: Int32
+        let readFD: FileDescriptor
+        let writeFD: FileDescriptor
         let owned: Bool
 
         func write(_ text: String) {
@@ -74,39 +59,16 @@ enum Terminal {
         }
 
         func close() {
-            if owned { _ = Glibc.close(readFD) }
+            if owned { readFD.close() }
         }
     }
 
     static func open() -> Handle? {
-        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        if fd >= 0 { return Handle(readFD: fd, writeFD: fd, owned: true) }
-        if stdinIsTerminal { return Handle(readFD: STDIN_FILENO, writeFD: STDERR_FILENO, owned: false) }
-        return nil
-    }
-}
-
-/// Restores the terminal's echo if a signal ends the process during a hidden prompt.
-private enum EchoGuard {
-    nonisolated(unsafe) static var fd: Int32 = -1
-    nonisolated(unsafe) static var saved = termios()
-    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
-
-    static func arm(fd: Int32, saved: termios) {
-        Self.saved = saved
-        Self.fd = fd
-        for number in signals {
-            signal(number) { received in
-                if EchoGuard.fd >= 0 { _ = tcsetattr(EchoGuard.fd, TCSAFLUSH, &EchoGuard.saved) }
-                signal(received, SIG_DFL)
-                raise(received)
-            }
+        if let tty = try? FileDescriptor.open("/dev/tty", .readWrite, options: .noControllingTerminal) {
+            return Handle(readFD: tty, writeFD: tty, owned: true)
         }
-    }
-
-    static func disarm() {
-        for number in signals { signal(number, SIG_DFL) }
-        fd = -1
+        if stdinIsTerminal { return Handle(readFD: .standardInput, writeFD: .standardError, owned: false) }
+        return nil
     }
 }
 

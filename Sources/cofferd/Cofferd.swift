@@ -5,6 +5,7 @@ import CofferStore
 import DBusKit
 import Foundation
 import SecretService
+import SystemKit
 
 /// `cofferd`: the Secret Service daemon (bus name org.freedesktop.secrets).
 @main
@@ -55,7 +56,7 @@ struct Cofferd: ParsableCommand {
     func run() throws {
         Crypto.unblockAllSignals()
         Crypto.disableCoreDumps()
-        signal(SIGPIPE, SIG_IGN)
+        ProcessControl.ignore(signal: SIGPIPE)
         // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
         // threads are not inherited by a child, so they must be set up in the process that serves.
         let readiness = foreground ? nil : try Daemonizer.detach()

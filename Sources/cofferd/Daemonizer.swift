@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// Detaches from the terminal: the parent waits until the child reports that it serves (or
 /// failed), so that `cofferd && secret-tool …` never races the start-up.
@@ -10,50 +8,45 @@ import Glibc
 /// secure pool) and threads are not inherited by a forked child, so everything that matters
 /// has to be set up in the process that serves.
 struct Daemonizer {
-    private let pipe: Int32
+    /// The pipe's writing end, to the waiting parent.
+    private let pipe: FileDescriptor
 
     /// Forks; returns in the child only (the parent exits with the child's start-up result).
     /// The child keeps stdin (to read the `--unlock` password) and the terminal's session
     /// until `leaveTerminal()`.
     static func detach() throws -> Daemonizer {
-        var fds: [Int32] = [0, 0]
-        guard Glibc.pipe(&fds) == 0 else { throw POSIXError(.EIO) }
-        // Not passed on to programs the daemon runs (pinentry).
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        let pid = fork()
-        guard pid >= 0 else {
-            close(fds[0])
-            close(fds[1])
-            throw POSIXError(.EAGAIN)
+        // Close-on-exec: not passed on to programs the daemon runs (pinentry).
+        let (readEnd, writeEnd) = try FileDescriptor.pipe()
+        let child: pid_t?
+        do {
+            child = try ProcessControl.fork()
+        } catch {
+            readEnd.close()
+            writeEnd.close()
+            throw error
         }
-        if pid > 0 {
-            close(fds[1])
-            var byte: UInt8 = 0
-            var n: Int
-            repeat { n = read(fds[0], &byte, 1) } while n < 0 && errno == EINTR
-            exit(n == 1 ? 0 : 1)
+        if child != nil {
+            writeEnd.close()
+            let report = try? readEnd.read(upTo: 1)
+            exit(report?.count == 1 ? 0 : 1)
         }
-        close(fds[0])
-        return Daemonizer(pipe: fds[1])
+        readEnd.close()
+        return Daemonizer(pipe: writeEnd)
     }
 
     /// Once stdin has been read: a session of its own, stdin and stdout on /dev/null (stderr
     /// stays: it is the log).
     func leaveTerminal() {
-        setsid()
-        let null = open("/dev/null", O_RDWR)
-        if null >= 0 {
-            dup2(null, STDIN_FILENO)
-            dup2(null, STDOUT_FILENO)
-            if null > STDERR_FILENO { close(null) }
-        }
+        ProcessControl.startSession()
+        guard let null = try? FileDescriptor.open("/dev/null", .readWrite) else { return }
+        try? null.duplicate(as: .standardInput)
+        try? null.duplicate(as: .standardOutput)
+        if null.rawValue > FileDescriptor.standardError.rawValue { null.close() }
     }
 
     /// Tells the waiting parent that start-up succeeded.
     func ready() {
-        var byte: UInt8 = 1
-        _ = write(pipe, &byte, 1)
-        close(pipe)
+        try? pipe.writeAll([1])
+        pipe.close()
     }
 }

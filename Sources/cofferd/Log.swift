@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// One line per event on standard error (the journal under systemd). Never given a secret.
 ///
@@ -8,19 +6,6 @@ import Glibc
 /// (a closed pipe, a hung-up terminal), and FileHandle.write traps on EPIPE or EIO.
 enum Log {
     static let line: @Sendable (String) -> Void = { message in
-        let bytes = Array("cofferd: \(message)\n".utf8)
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if n > 0 {
-                    offset += n
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        try? FileDescriptor.standardError.writeAll(Array("cofferd: \(message)\n".utf8))
     }
 }

@@ -1,6 +1,7 @@
 import DBusKit
 import Dispatch
 import Foundation
+import SystemKit
 
 /// Clean exits: on SIGTERM or SIGINT, and when another daemon takes the bus name over. Every
 /// change was already durable when it was acknowledged, so stopping the loop is all it takes.
@@ -9,7 +10,7 @@ enum Shutdown {
 
     static func install(on connection: DBusConnection, log: @escaping @Sendable (String) -> Void) {
         for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
+            ProcessControl.ignore(signal: number)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 log("received signal \(number), stopping")

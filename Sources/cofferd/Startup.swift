@@ -2,9 +2,7 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// The steps between parsing flags and serving.
 enum Startup {
@@ -13,25 +11,18 @@ enum Startup {
     /// Longest `--unlock` password accepted (the secure pool is 4 MiB and shared with keys).
     static let maximumPasswordBytes = 1 << 20
 
-    /// `--unlock`: everything on `fd` up to end of file (a trailing newline included) is the
-    /// password; nil if there is nothing. Read with read(2) straight into secure memory, each
-    /// chunk buffer zeroed after use: no Data or String copy of the password is ever made.
-    static func readPassword(from fd: Int32 = STDIN_FILENO) throws -> SecureBytes? {
-        let password = try SecureBytes(capacity: 256)
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StartupError("cannot read the --unlock password from standard input: \(String(cString: strerror(errno)))")
-            }
-            guard password.count + n <= maximumPasswordBytes else {
-                throw StartupError("the password given to --unlock is longer than \(maximumPasswordBytes) bytes")
-            }
-            try password.append(chunk[0..<n])
-            chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, n) }
+    /// `--unlock`: everything on `descriptor` up to end of file (a trailing newline included) is
+    /// the password; nil if there is nothing. Read straight into secure memory: no ordinary
+    /// copy of the password is ever made.
+    static func readPassword(from descriptor: FileDescriptor = .standardInput) throws -> SecureBytes? {
+        let password: SecureBytes?
+        do {
+            password = try SecureBytes.read(toEndOf: descriptor, limit: maximumPasswordBytes)
+        } catch let error as Errno {
+            throw StartupError("cannot read the --unlock password from standard input: \(error.reason)")
+        }
+        guard let password else {
+            throw StartupError("the password given to --unlock is longer than \(maximumPasswordBytes) bytes")
         }
         return password.isEmpty ? nil : password
     }

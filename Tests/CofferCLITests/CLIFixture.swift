@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ final class CLIFixture {
     var dataDir: String { root + "/data" }
     var home: String { root + "/home" }
     /// Every result this fixture produced, for checks across a whole test.
-    private(set) var history: [RunResult] = []
+    private(set) var history: [ChildResult] = []
 
     static let password = "correct horse battery"
 
@@ -32,6 +33,14 @@ final class CLIFixture {
         return candidates.first(where: isExecutableFile) ?? candidates[0]
     }()
 
+    /// Runs `coffer arguments...` in a session of its own (so it has no controlling terminal
+    /// and cannot open /dev/tty), SIGKILLed when it outlives `timeout` seconds.
+    static func runCoffer(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String],
+                          timeout: TimeInterval = 60) throws -> ChildResult {
+        try ChildProcess(executable, arguments: arguments, environment: environment, stdin: stdin,
+                         newSession: true).wait(timeout: timeout)
+    }
+
     private static func isExecutableFile(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
@@ -45,16 +54,16 @@ final class CLIFixture {
 
     /// Runs `coffer --data-dir <fixture> arguments...` with `stdin`.
     @discardableResult
-    func run(_ arguments: [String], stdin: [UInt8] = [], dataDir: Bool = true) throws -> RunResult {
+    func run(_ arguments: [String], stdin: [UInt8] = [], dataDir: Bool = true) throws -> ChildResult {
         let full = (dataDir ? ["--data-dir", self.dataDir] : []) + arguments
-        let result = try CLIProcess.run(Self.executable, full, stdin: stdin, environment: environment)
+        let result = try Self.runCoffer(full, stdin: stdin, environment: environment)
         #expect(!result.timedOut, "coffer \(arguments.joined(separator: " ")) timed out")
         history.append(result)
         return result
     }
 
     @discardableResult
-    func run(_ arguments: [String], stdin: String) throws -> RunResult {
+    func run(_ arguments: [String], stdin: String) throws -> ChildResult {
         try run(arguments, stdin: Array(stdin.utf8))
     }
 
@@ -66,15 +75,15 @@ final class CLIFixture {
     /// Creates collection `id` with the fixture's password.
     func createCollection(_ id: String = "login") throws {
         let result = try run(["create-collection", id, "--password-stdin"], stdin: withPassword())
-        #expect(result.status == 0, "create-collection failed: \(result.err)")
+        #expect(result.status == 0, "create-collection failed: \(result.stderr)")
     }
 
     /// Adds an item and returns its id (from "added login/ID").
     @discardableResult
     func add(_ arguments: [String], secret: String) throws -> UInt64? {
         let result = try run(["add", "--password-stdin"] + arguments, stdin: withPassword(secret))
-        #expect(result.status == 0, "add failed: \(result.err)")
-        return Self.itemID(result.out)
+        #expect(result.status == 0, "add failed: \(result.stderr)")
+        return Self.itemID(result.stdout)
     }
 
     /// The item id in "added login/3" or "replaced login/3".
@@ -84,8 +93,8 @@ final class CLIFixture {
     }
 
     /// Parses `--json` search output.
-    static func jsonArray(_ result: RunResult) throws -> [[String: Any]] {
-        let value = try JSONSerialization.jsonObject(with: Data(result.stdout))
+    static func jsonArray(_ result: ChildResult) throws -> [[String: Any]] {
+        let value = try JSONSerialization.jsonObject(with: Data(result.stdoutBytes))
         return try #require(value as? [[String: Any]])
     }
 }

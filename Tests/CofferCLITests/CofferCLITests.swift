@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -19,31 +20,31 @@ import Testing
         // The same attributes again: refused, with status 4, and the secret is not stored.
         let duplicate = try cli.run(["add", "--password-stdin"] + query, stdin: cli.withPassword("other-secret"))
         #expect(duplicate.status == 4)
-        #expect(duplicate.err.hasPrefix("coffer: ") && duplicate.err.contains("--replace"))
+        #expect(duplicate.stderr.hasPrefix("coffer: ") && duplicate.stderr.contains("--replace"))
 
         // --replace overwrites in place: same id.
         let replacement = "replaced-secret-value"
         let replaced = try cli.run(["add", "--password-stdin", "--replace", "--label", "GitHub"] + query,
                                    stdin: cli.withPassword(replacement))
-        #expect(replaced.status == 0, "\(replaced.err)")
-        #expect(replaced.out.hasPrefix("replaced "))
-        #expect(CLIFixture.itemID(replaced.out) == id)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stdout.hasPrefix("replaced "))
+        #expect(CLIFixture.itemID(replaced.stdout) == id)
 
         // Human listing: attributes, no secret.
         let listed = try cli.run(["search", "--password-stdin", "--service", "github.com"], stdin: cli.withPassword())
-        #expect(listed.status == 0, "\(listed.err)")
-        #expect(listed.out.contains("[login/\(id)]"))
-        #expect(listed.out.contains("label = GitHub"))
-        #expect(listed.out.contains("attribute.service = github.com"))
-        #expect(listed.out.contains("attribute.account = alice"))
-        #expect(listed.out.contains("attribute.xdg:schema = org.freedesktop.Secret.Generic"))
-        #expect(listed.out.contains("locked = no"))
-        #expect(!listed.out.contains(replacement))
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("[login/\(id)]"))
+        #expect(listed.stdout.contains("label = GitHub"))
+        #expect(listed.stdout.contains("attribute.service = github.com"))
+        #expect(listed.stdout.contains("attribute.account = alice"))
+        #expect(listed.stdout.contains("attribute.xdg:schema = org.freedesktop.Secret.Generic"))
+        #expect(listed.stdout.contains("locked = no"))
+        #expect(!listed.stdout.contains(replacement))
 
         // --show-secret shows it.
         let shown = try cli.run(["search", "--password-stdin", "--service", "github.com", "--show-secret"],
                                 stdin: cli.withPassword())
-        #expect(shown.out.contains("secret = \(replacement)"))
+        #expect(shown.stdout.contains("secret = \(replacement)"))
 
         // JSON.
         let json = try cli.run(["search", "--password-stdin", "--account", "alice", "--json", "--show-secret"],
@@ -65,8 +66,8 @@ import Testing
         let newSecret = "updated-secret-value"
         let updated = try cli.run(["update", "--password-stdin", "--service", "github.com", "--set-label", "GH",
                                    "--secret"], stdin: cli.withPassword(newSecret + "\n"))
-        #expect(updated.status == 0, "\(updated.err)")
-        #expect(updated.out.contains("updated login/\(id)"))
+        #expect(updated.status == 0, "\(updated.stderr)")
+        #expect(updated.stdout.contains("updated login/\(id)"))
         let afterUpdate = try cli.run(["search", "--password-stdin", "--service", "github.com", "--json",
                                        "--show-secret"], stdin: cli.withPassword())
         let updatedObject = try #require(try CLIFixture.jsonArray(afterUpdate).first)
@@ -75,16 +76,16 @@ import Testing
 
         // Delete, then nothing is found (status 1, no password needed).
         let deleted = try cli.run(["delete", "--password-stdin"] + query, stdin: cli.withPassword())
-        #expect(deleted.status == 0, "\(deleted.err)")
-        #expect(deleted.out.contains("deleted login/\(id)"))
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(deleted.stdout.contains("deleted login/\(id)"))
         let gone = try cli.run(["search", "--service", "github.com"])
         #expect(gone.status == 1)
-        #expect(gone.err.hasPrefix("coffer: "))
+        #expect(gone.stderr.hasPrefix("coffer: "))
 
         // No secret and no password ever reached stderr.
         for result in cli.history {
             for needle in [secret, replacement, newSecret, "other-secret", CLIFixture.password] {
-                #expect(!result.err.contains(needle), "stderr leaked a secret: \(result.err)")
+                #expect(!result.stderr.contains(needle), "stderr leaked a secret: \(result.stderr)")
             }
         }
     }
@@ -95,16 +96,16 @@ import Testing
         let update = try cli.run(["update", "--password-stdin", "--service", "nope", "--set-label", "x"],
                                  stdin: cli.withPassword())
         #expect(update.status == 1)
-        #expect(update.err.hasPrefix("coffer: ") && update.err.contains("nothing was updated"))
+        #expect(update.stderr.hasPrefix("coffer: ") && update.stderr.contains("nothing was updated"))
         let delete = try cli.run(["delete", "--password-stdin", "--service", "nope"], stdin: cli.withPassword())
         #expect(delete.status == 0)
-        #expect(delete.err.contains("nothing was deleted"))
+        #expect(delete.stderr.contains("nothing was deleted"))
         let search = try cli.run(["search", "--service", "nope"])
         #expect(search.status == 1)
         let missingCollection = try cli.run(["search", "--collection", "work"])
         #expect(missingCollection.status == 1)
-        #expect(missingCollection.err.hasPrefix("coffer: no collection named 'work'"))
-        #expect(missingCollection.err.contains(" collections"))
+        #expect(missingCollection.stderr.hasPrefix("coffer: no collection named 'work'"))
+        #expect(missingCollection.stderr.contains(" collections"))
     }
 
     @Test func wrongPasswordChangesNothing() throws {
@@ -125,9 +126,9 @@ import Testing
         let unlock = try cli.run(["unlock", "--password-stdin"], stdin: cli.withPassword(password: wrong))
         #expect(unlock.status == 3)
         for result in [add, update, delete, unlock] {
-            #expect(result.err.hasPrefix("coffer: ") && result.err.contains("wrong password"))
-            #expect(!result.err.contains(wrong) && !result.err.contains("leaked?") && !result.err.contains("NEW-SECRET-XYZ"))
-            #expect(result.err.split(separator: "\n").count == 1)
+            #expect(result.stderr.hasPrefix("coffer: ") && result.stderr.contains("wrong password"))
+            #expect(!result.stderr.contains(wrong) && !result.stderr.contains("leaked?") && !result.stderr.contains("NEW-SECRET-XYZ"))
+            #expect(result.stderr.split(separator: "\n").count == 1)
         }
 
         // Nothing changed: one item, the original secret.
@@ -142,14 +143,14 @@ import Testing
     @Test func freshHomeSaysHowToCreateACollection() throws {
         let cli = try CLIFixture()
         // No --data-dir: the store comes from HOME (~/.local/share/coffer).
-        let result = try CLIProcess.run(CLIFixture.executable, ["search", "--service", "x"], environment: cli.environment)
+        let result = try CLIFixture.runCoffer(["search", "--service", "x"], environment: cli.environment)
         #expect(result.status == 1)
-        #expect(result.err.hasPrefix("coffer: no collection yet"))
-        #expect(result.err.contains("coffer create-collection login"))
+        #expect(result.stderr.hasPrefix("coffer: no collection yet"))
+        #expect(result.stderr.contains("coffer create-collection login"))
         let add = try cli.run(["add", "--service", "x"], stdin: "secret")
         #expect(add.status == 1)
-        #expect(add.err.contains("create-collection login"))
-        #expect(!add.err.contains("secret"))
+        #expect(add.stderr.contains("create-collection login"))
+        #expect(!add.stderr.contains("secret"))
     }
 
     @Test func usageErrorsExitTwo() throws {
@@ -168,15 +169,15 @@ import Testing
         ]
         for arguments in cases {
             let result = try cli.run(arguments)
-            #expect(result.status == 2, "\(arguments) gave \(result.status): \(result.err)")
-            #expect(result.err.hasPrefix("coffer: "), "\(arguments): \(result.err)")
-            #expect(result.err.split(separator: "\n").count == 1, "\(arguments): \(result.err)")
+            #expect(result.status == 2, "\(arguments) gave \(result.status): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("coffer: "), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
         }
         let help = try cli.run(["--help"])
         #expect(help.status == 0)
-        #expect(help.out.contains("EXIT STATUS"))
+        #expect(help.stdout.contains("EXIT STATUS"))
         let subHelp = try cli.run(["add", "--help"])
-        #expect(subHelp.status == 0 && subHelp.out.contains("EXAMPLES"))
+        #expect(subHelp.status == 0 && subHelp.stdout.contains("EXAMPLES"))
     }
 
     @Test func noTerminalAndNoPasswordStdin() throws {
@@ -185,9 +186,9 @@ import Testing
         try cli.add(["--service", "s"], secret: "value")
         let search = try cli.run(["search", "--service", "s"])
         #expect(search.status == 2)
-        #expect(search.err.hasPrefix("coffer: ") && search.err.contains("--password-stdin"))
+        #expect(search.stderr.hasPrefix("coffer: ") && search.stderr.contains("--password-stdin"))
         let create = try cli.run(["create-collection", "work"])
-        #expect(create.status == 2 && create.err.contains("--password-stdin"))
+        #expect(create.status == 2 && create.stderr.contains("--password-stdin"))
         // --no-unlock needs no password and reports the match as locked.
         let locked = try cli.run(["search", "--service", "s", "--no-unlock", "--json"])
         #expect(locked.status == 0)
@@ -204,7 +205,7 @@ import Testing
         let text = try cli.run(["search", "--password-stdin", "--service", "unicode", "--secret-only"],
                                stdin: cli.withPassword())
         #expect(text.status == 0)
-        #expect(text.out == unicode + "\n")
+        #expect(text.stdout == unicode + "\n")
         let json = try cli.run(["search", "--password-stdin", "--service", "unicode", "--json", "--show-secret"],
                                stdin: cli.withPassword())
         let object = try #require(try CLIFixture.jsonArray(json).first)
@@ -215,11 +216,11 @@ import Testing
         let binary = (0...255).map { UInt8($0) } + [0xFF, 0xFE, 0x00, 0x0A]
         let add = try cli.run(["add", "--password-stdin", "--raw", "--service", "binary"],
                               stdin: Array("\(CLIFixture.password)\n".utf8) + binary)
-        #expect(add.status == 0, "\(add.err)")
+        #expect(add.status == 0, "\(add.stderr)")
         let raw = try cli.run(["search", "--password-stdin", "--service", "binary", "--secret-only", "--raw"],
                               stdin: cli.withPassword())
         #expect(raw.status == 0)
-        #expect(raw.stdout == binary)
+        #expect(raw.stdoutBytes == binary)
         let binaryJSON = try cli.run(["search", "--password-stdin", "--service", "binary", "--json", "--show-secret"],
                                      stdin: cli.withPassword())
         let binaryObject = try #require(try CLIFixture.jsonArray(binaryJSON).first)
@@ -228,9 +229,9 @@ import Testing
         // Human output escapes control characters instead of sending them to the terminal.
         let human = try cli.run(["search", "--password-stdin", "--service", "unicode", "--show-secret"],
                                 stdin: cli.withPassword())
-        #expect(!human.stdout.contains(1))
-        #expect(human.out.contains("label = Ünïcode \"label\"\\nline2"))
-        #expect(!cli.history.contains { $0.stderr.contains(bytes: binary) || $0.err.contains(unicode) })
+        #expect(!human.stdoutBytes.contains(1))
+        #expect(human.stdout.contains("label = Ünïcode \"label\"\\nline2"))
+        #expect(!cli.history.contains { $0.stderrBytes.contains(bytes: binary) || $0.stderr.contains(unicode) })
     }
 
     @Test func passwordChange() throws {
@@ -240,18 +241,18 @@ import Testing
         let newPassword = "a new password"
         let change = try cli.run(["passwd", "work", "--password-stdin"],
                                  stdin: Array("\(CLIFixture.password)\n\(newPassword)\n".utf8))
-        #expect(change.status == 0, "\(change.err)")
+        #expect(change.status == 0, "\(change.stderr)")
         let old = try cli.run(["unlock", "work", "--password-stdin"], stdin: cli.withPassword())
         #expect(old.status == 3)
         let new = try cli.run(["search", "--collection", "work", "--password-stdin", "--service", "s", "--secret-only"],
                               stdin: cli.withPassword(password: newPassword))
         #expect(new.status == 0)
-        #expect(new.out == "kept\n")
+        #expect(new.stdout == "kept\n")
         let wrongOld = try cli.run(["passwd", "work", "--password-stdin"], stdin: Array("wrong\nwhatever\n".utf8))
         #expect(wrongOld.status == 3)
         let missingLine = try cli.run(["passwd", "work", "--password-stdin"], stdin: Array("\(newPassword)\n".utf8))
         #expect(missingLine.status == 2)
-        #expect(!cli.history.contains { $0.err.contains(newPassword) || $0.err.contains(CLIFixture.password) })
+        #expect(!cli.history.contains { $0.stderr.contains(newPassword) || $0.stderr.contains(CLIFixture.password) })
     }
 
     @Test func storeFilesArePrivate() throws {
@@ -274,8 +275,8 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let search = try cli.run(["search", "--password-stdin", "--service", "s"], stdin: cli.withPassword())
         #expect(search.status == 5)
-        #expect(search.err.hasPrefix("coffer: ") && search.err.contains("damaged"))
-        #expect(search.err.split(separator: "\n").count == 1)
+        #expect(search.stderr.hasPrefix("coffer: ") && search.stderr.contains("damaged"))
+        #expect(search.stderr.split(separator: "\n").count == 1)
         #expect(try cli.run(["collections"]).status == 5)
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
     }
@@ -300,15 +301,15 @@ import Testing
         #expect(try CLIFixture.jsonArray(both).count == 2)
 
         let ambiguous = try cli.run(["delete", "--password-stdin", "--service", "db"], stdin: cli.withPassword())
-        #expect(ambiguous.status == 2 && ambiguous.err.contains("--all"))
+        #expect(ambiguous.status == 2 && ambiguous.stderr.contains("--all"))
         let deleteAll = try cli.run(["delete", "--password-stdin", "--service", "db", "--all"], stdin: cli.withPassword())
         #expect(deleteAll.status == 0)
-        #expect(deleteAll.out.split(separator: "\n").count == 2)
+        #expect(deleteAll.stdout.split(separator: "\n").count == 2)
 
         let refused = try cli.run(["delete-collection", "work"])
-        #expect(refused.status == 2 && refused.err.contains("--yes"))
+        #expect(refused.status == 2 && refused.stderr.contains("--yes"))
         let removed = try cli.run(["delete-collection", "work", "--yes"])
         #expect(removed.status == 0)
-        #expect(try cli.run(["collections", "--json"]).out == "[]\n")
+        #expect(try cli.run(["collections", "--json"]).stdout == "[]\n")
     }
 }

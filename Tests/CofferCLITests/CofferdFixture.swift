@@ -82,9 +82,8 @@ final class CofferdFixture {
 
     /// Runs `coffer arguments...` (no --data-dir unless given) with `stdin`.
     @discardableResult
-    func run(_ arguments: [String], stdin: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
-        let result = try CLIProcess.run(CLIFixture.executable, arguments, stdin: Array(stdin.utf8),
-                                        environment: environment, timeout: 60)
+    func run(_ arguments: [String], stdin: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildResult {
+        let result = try CLIFixture.runCoffer(arguments, stdin: Array(stdin.utf8), environment: environment)
         #expect(!result.timedOut, "coffer \(arguments.joined(separator: " ")) timed out; cofferd log:\n\(daemonLog)",
                 sourceLocation: sourceLocation)
         return result
@@ -93,10 +92,10 @@ final class CofferdFixture {
     /// Runs coffer and expects `status`; returns the result.
     @discardableResult
     func expect(_ status: Int32, _ arguments: [String], stdin: String = "",
-                sourceLocation: SourceLocation = #_sourceLocation) throws -> RunResult {
+                sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildResult {
         let result = try run(arguments, stdin: stdin, sourceLocation: sourceLocation)
         #expect(result.status == status,
-                "coffer \(arguments.joined(separator: " ")): status \(result.status), stderr: \(result.err)",
+                "coffer \(arguments.joined(separator: " ")): status \(result.status), stderr: \(result.stderr)",
                 sourceLocation: sourceLocation)
         return result
     }

@@ -15,7 +15,7 @@ import Testing
 
         // login is unlocked in the daemon: no password, stdin is the secret alone.
         let added = try daemon.expect(0, ["add"] + Self.query, stdin: "first-token\n")
-        #expect(added.out == "added login/1\n")
+        #expect(added.stdout == "added login/1\n")
 
         // The real libsecret client sees it.
         let lookup = try daemon.secretTool(["lookup", "service", "github.com", "account", "alice"])
@@ -24,12 +24,12 @@ import Testing
 
         // Duplicate: exit 4, nothing stored.
         let duplicate = try daemon.expect(4, ["add"] + Self.query, stdin: "other")
-        #expect(duplicate.err.hasPrefix("coffer: ") && duplicate.err.contains("--replace"))
-        #expect(!duplicate.err.contains("other"))
+        #expect(duplicate.stderr.hasPrefix("coffer: ") && duplicate.stderr.contains("--replace"))
+        #expect(!duplicate.stderr.contains("other"))
 
         // --replace overwrites in place.
         let replaced = try daemon.expect(0, ["add", "--replace", "--label", "GitHub"] + Self.query, stdin: "second-token")
-        #expect(replaced.out == "replaced login/1\n")
+        #expect(replaced.stdout == "replaced login/1\n")
         #expect(try daemon.secretTool(["lookup", "service", "github.com"]).stdout == "second-token")
 
         // A password line given with --password-stdin is read and dropped, not stored.
@@ -39,11 +39,11 @@ import Testing
 
         // search: text, --show-secret, --json, --secret-only.
         let listed = try daemon.expect(0, ["search", "--service", "github.com"])
-        #expect(listed.out.contains("[login/1]") && listed.out.contains("label = GitHub"))
-        #expect(listed.out.contains("attribute.account = alice") && listed.out.contains("locked = no"))
-        #expect(!listed.out.contains("second-token"))
+        #expect(listed.stdout.contains("[login/1]") && listed.stdout.contains("label = GitHub"))
+        #expect(listed.stdout.contains("attribute.account = alice") && listed.stdout.contains("locked = no"))
+        #expect(!listed.stdout.contains("second-token"))
         let shown = try daemon.expect(0, ["search", "--service", "github.com", "--show-secret"])
-        #expect(shown.out.contains("secret = second-token"))
+        #expect(shown.stdout.contains("secret = second-token"))
         let json = try daemon.expect(0, ["search", "--all", "--json", "--show-secret"])
         let objects = try CLIFixture.jsonArray(json)
         #expect(objects.count == 2)
@@ -55,25 +55,25 @@ import Testing
         #expect(first["secret"] as? String == "second-token")
         #expect((first["attributes"] as? [String: String])?["xdg:schema"] == "org.freedesktop.Secret.Generic")
         let only = try daemon.expect(0, ["search", "--service", "api", "--secret-only"])
-        #expect(only.out == "bot-token\n")
+        #expect(only.stdout == "bot-token\n")
         try daemon.expect(1, ["search", "--service", "nowhere"])
 
         // update: label, attributes and secret.
         let updated = try daemon.expect(0, ["update", "--service", "github.com", "--set-label", "GH", "--secret"],
                                         stdin: "third-token")
-        #expect(updated.out == "updated login/1\n")
+        #expect(updated.stdout == "updated login/1\n")
         #expect(try daemon.secretTool(["lookup", "service", "github.com"]).stdout == "third-token")
         try daemon.expect(0, ["update", "--service", "api", "--set-attr", "service=api2", "--set-attr", "account=bot"])
         try daemon.expect(1, ["search", "--service", "api"])
-        #expect(try daemon.expect(0, ["search", "--service", "api2"]).out.contains("attribute.service = api2"))
+        #expect(try daemon.expect(0, ["search", "--service", "api2"]).stdout.contains("attribute.service = api2"))
         try daemon.expect(1, ["update", "--service", "nowhere", "--set-label", "x"])
 
         // delete: several matches need --all; nothing matching is status 0.
         try daemon.expect(0, ["add", "--service", "github.com", "--account", "bob"], stdin: "bob-token")
         let ambiguous = try daemon.expect(2, ["delete", "--service", "github.com"])
-        #expect(ambiguous.err.contains("--all"))
+        #expect(ambiguous.stderr.contains("--all"))
         let deleted = try daemon.expect(0, ["delete", "--all", "--service", "github.com"])
-        #expect(deleted.out.split(separator: "\n").count == 2)
+        #expect(deleted.stdout.split(separator: "\n").count == 2)
         #expect(try daemon.secretTool(["lookup", "service", "github.com"]).exitCode != 0)
         try daemon.expect(0, ["delete", "--service", "github.com"])
 
@@ -85,36 +85,36 @@ import Testing
         defer { daemon.shutdown() }
         try daemon.expect(0, ["add", "--service", "mail", "--account", "carol"], stdin: "mail-secret")
 
-        #expect(try daemon.expect(0, ["lock"]).out == "collection 'login' is locked\n")
+        #expect(try daemon.expect(0, ["lock"]).stdout == "collection 'login' is locked\n")
         // Matching works while locked, so no match is still status 1 without a password.
         try daemon.expect(1, ["search", "--service", "nowhere"])
         // Locked, no terminal, no --password-stdin: status 2.
         let noPassword = try daemon.expect(2, ["search", "--service", "mail"])
-        #expect(noPassword.err.contains("--password-stdin"))
+        #expect(noPassword.stderr.contains("--password-stdin"))
         // --no-unlock lists by reference only.
-        #expect(try daemon.expect(0, ["search", "--service", "mail", "--no-unlock"]).out.contains("locked = yes"))
+        #expect(try daemon.expect(0, ["search", "--service", "mail", "--no-unlock"]).stdout.contains("locked = yes"))
 
         // Wrong password: status 3, one line, no password echoed.
         let wrong = try daemon.expect(3, ["search", "--password-stdin", "--service", "mail", "--show-secret"],
                                       stdin: "not the password\n")
-        #expect(wrong.err.hasPrefix("coffer: ") && wrong.err.contains("wrong password"))
-        #expect(!wrong.err.contains("not the password") && wrong.out.isEmpty)
+        #expect(wrong.stderr.hasPrefix("coffer: ") && wrong.stderr.contains("wrong password"))
+        #expect(!wrong.stderr.contains("not the password") && wrong.stdout.isEmpty)
         try daemon.expect(3, ["add", "--password-stdin", "--service", "x"], stdin: "nope\nsecret")
 
         // The right one unlocks it in the daemon...
         let shown = try daemon.expect(0, ["search", "--password-stdin", "--service", "mail", "--show-secret"],
                                       stdin: "\(Self.password)\n")
-        #expect(shown.out.contains("secret = mail-secret"))
+        #expect(shown.stdout.contains("secret = mail-secret"))
         // ...where it stays unlocked for the next command and for other clients.
-        #expect(try daemon.expect(0, ["search", "--service", "mail", "--secret-only"]).out == "mail-secret\n")
+        #expect(try daemon.expect(0, ["search", "--service", "mail", "--secret-only"]).stdout == "mail-secret\n")
         #expect(try daemon.secretTool(["lookup", "service", "mail"]).stdout == "mail-secret")
 
         // lock, then unlock through the daemon.
         try daemon.expect(0, ["lock", "login"])
         try daemon.expect(3, ["unlock", "--password-stdin"], stdin: "wrong\n")
         let unlocked = try daemon.expect(0, ["unlock", "--password-stdin"], stdin: "\(Self.password)\n")
-        #expect(unlocked.out.contains("unlocked"))
-        #expect(try daemon.expect(0, ["unlock"]).out.contains("already unlocked"))
+        #expect(unlocked.stdout.contains("unlocked"))
+        #expect(try daemon.expect(0, ["unlock"]).stdout.contains("already unlocked"))
 
         #expect(daemon.filesInCofferHome().isEmpty)
     }
@@ -126,7 +126,7 @@ import Testing
         // create-collection: CreateWithMasterPassword, then the label asked for.
         let created = try daemon.expect(0, ["create-collection", "work", "--label", "Work accounts", "--password-stdin"],
                                         stdin: "work-one\n")
-        #expect(created.out == "created collection 'work'\n")
+        #expect(created.stdout == "created collection 'work'\n")
         try daemon.expect(4, ["create-collection", "work", "--password-stdin"], stdin: "x\n")
         // The daemon derives ids from labels in lower case: refused before any password.
         try daemon.expect(2, ["create-collection", "Work2", "--password-stdin"], stdin: "x\n")
@@ -144,15 +144,15 @@ import Testing
 
         // passwd: wrong current password (3), then the right one.
         try daemon.expect(3, ["passwd", "work", "--password-stdin"], stdin: "wrong\nwork-two\n")
-        #expect(try daemon.expect(0, ["passwd", "work", "--password-stdin"], stdin: "work-one\nwork-two\n").out
+        #expect(try daemon.expect(0, ["passwd", "work", "--password-stdin"], stdin: "work-one\nwork-two\n").stdout
             == "password of 'work' changed\n")
 
         // Locked: the old password is refused, the new one unlocks.
         try daemon.expect(0, ["lock", "work"])
-        #expect(try daemon.expect(0, ["collections"]).out.contains("work     yes"))
+        #expect(try daemon.expect(0, ["collections"]).stdout.contains("work     yes"))
         try daemon.expect(3, ["unlock", "work", "--password-stdin"], stdin: "work-one\n")
         try daemon.expect(0, ["unlock", "work", "--password-stdin"], stdin: "work-two\n")
-        #expect(try daemon.expect(0, ["search", "--collection", "work", "--service", "vpn", "--secret-only"]).out
+        #expect(try daemon.expect(0, ["search", "--collection", "work", "--service", "vpn", "--secret-only"]).stdout
             == "vpn-secret\n")
 
         // delete-collection through the daemon.
@@ -170,7 +170,7 @@ import Testing
         let direct = daemon.root + "/direct"
         // The daemon has a login collection; the directory given has none.
         let listed = try daemon.expect(0, ["--data-dir", direct, "collections"])
-        #expect(listed.out.isEmpty && listed.err.contains("no collection yet"))
+        #expect(listed.stdout.isEmpty && listed.stderr.contains("no collection yet"))
         try daemon.expect(0, ["--data-dir", direct, "create-collection", "login", "--password-stdin"], stdin: "pw\n")
         #expect(FileManager.default.fileExists(atPath: direct + "/login.coffer"))
         // Direct mode asks for the password although the daemon's login is unlocked.

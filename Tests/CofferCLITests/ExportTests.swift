@@ -28,17 +28,17 @@ import Testing
         let password = CLIFixture.password
         let exported = try f.run(["export", "--output", backup, "--password-stdin"],
                                  stdin: "\(password)\n\(password)\n\(password)\nbackup phrase\n")
-        #expect(exported.status == 0 && exported.out.contains("wrote 3 items"), "\(exported.err)")
+        #expect(exported.status == 0 && exported.stdout.contains("wrote 3 items"), "\(exported.stderr)")
         let mode = try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let again = try f.run(["export", "--output", backup, "--password-stdin"], stdin: "x\n")
-        #expect(again.status == 4 && again.err.contains("--force"), "\(again.err)")
+        #expect(again.status == 4 && again.stderr.contains("--force"), "\(again.stderr)")
 
         // Into an empty store.
         let other = try CLIFixture()
-        let restored = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+        let restored = try CLIFixture.runCoffer(["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
                                           stdin: Array("backup phrase\nnew pw\nnew pw\nnew pw\n".utf8), environment: other.environment)
-        #expect(restored.status == 0, "\(restored.err)")
+        #expect(restored.status == 0, "\(restored.stderr)")
         let before = try f.run(["search", "--all", "--json", "--show-secret", "--password-stdin"], stdin: f.withPassword())
         let after = try other.run(["search", "--all", "--json", "--show-secret", "--password-stdin"], stdin: "new pw\n")
         func strip(_ items: [[String: Any]]) -> [String] {
@@ -48,14 +48,14 @@ import Testing
             }.sorted()
         }
         #expect(strip(try CLIFixture.jsonArray(before)) == strip(try CLIFixture.jsonArray(after)))
-        #expect(try other.run(["search", "--collection", "work", "--service", "vpn", "--secret-only", "--password-stdin"], stdin: "new pw\n").out == "vpn secret\n")
+        #expect(try other.run(["search", "--collection", "work", "--service", "vpn", "--secret-only", "--password-stdin"], stdin: "new pw\n").stdout == "vpn secret\n")
 
-        let twice = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+        let twice = try CLIFixture.runCoffer(["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
                                        stdin: Array("backup phrase\nnew pw\nnew pw\nnew pw\n".utf8), environment: other.environment)
-        #expect(twice.status == 0 && twice.out.contains("imported 0 items"), "\(twice.out)\(twice.err)")
-        let wrong = try CLIProcess.run(CLIFixture.executable, ["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
+        #expect(twice.status == 0 && twice.stdout.contains("imported 0 items"), "\(twice.stdout)\(twice.stderr)")
+        let wrong = try CLIFixture.runCoffer(["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
                                        stdin: Array("not it\n".utf8), environment: other.environment)
-        #expect(wrong.status == 3 && wrong.err.contains("passphrase"), "\(wrong.err)")
+        #expect(wrong.status == 3 && wrong.stderr.contains("passphrase"), "\(wrong.stderr)")
     }
 
     @Test(.enabled(if: GnomeKeyringDaemon.executable != nil, "gnome-keyring-daemon is not installed"))
@@ -64,7 +64,7 @@ import Testing
         let file = f.root + "/login.keyring"
         let exported = try f.run(["export", "--format", "gnome-keyring", "--output", file, "--password-stdin"],
                                  stdin: "\(CLIFixture.password)\nback to gk\n")
-        #expect(exported.status == 0 && exported.out.contains("wrote 2 items of 'login'"), "\(exported.err)")
+        #expect(exported.status == 0 && exported.stdout.contains("wrote 2 items of 'login'"), "\(exported.stderr)")
         let contents = [UInt8](try #require(FileManager.default.contents(atPath: file)))
         let keyring = try GnomeKeyringDaemon(password: "gk login", keyrings: ["fromcoffer": contents])
         defer { keyring.remove() }

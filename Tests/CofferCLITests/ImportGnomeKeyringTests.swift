@@ -30,39 +30,39 @@ struct ImportGnomeKeyringTests {
         let f = try CLIFixture()
 
         let dry = try f.run(["import", "gnome-keyring", "--dry-run", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
-        #expect(dry.status == 0, "\(dry.err)")
-        #expect(dry.out.contains("would import 102 of 102 items") && dry.out.contains("(a new collection)"), "\(dry.out)")
-        #expect(try f.run(["collections"]).out.contains("login") == false)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("would import 102 of 102 items") && dry.stdout.contains("(a new collection)"), "\(dry.stdout)")
+        #expect(try f.run(["collections"]).stdout.contains("login") == false)
 
         let started = Date()
         let first = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
         let took = Date().timeIntervalSince(started)
-        #expect(first.status == 0, "\(first.err)")
-        #expect(first.out.contains("imported 102 items from \(login) into 'login'"), "\(first.out)")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("imported 102 items from \(login) into 'login'"), "\(first.stdout)")
         print("importing 102 items took \(String(format: "%.2f", took)) s")
 
         // The new collection has the keyring's password; every field came over.
         let password = Self.keyringPassword
         let git = try f.run(["search", "--password-stdin", "--service", "git", "--secret-only"], stdin: "\(password)\n")
-        #expect(git.status == 0 && git.out == "s3cret ✓\n", "\(git.err)")
+        #expect(git.status == 0 && git.stdout == "s3cret ✓\n", "\(git.stderr)")
         let listed = try f.run(["search", "--password-stdin", "--service", "git", "--json"], stdin: "\(password)\n")
         let item = try #require(try CLIFixture.jsonArray(listed).first)
         #expect(item["label"] as? String == "Ünïcode ✓")
         let attributes = try #require(item["attributes"] as? [String: String])
         #expect(attributes["user"] == "ånn" && attributes["empty"] == "" && attributes["xdg:schema"] == "org.freedesktop.Secret.Generic")
         let binary = try f.run(["search", "--password-stdin", "--service", "binary", "--secret-only", "--raw"], stdin: "\(password)\n")
-        #expect(binary.stdout == [0x00, 0x01, 0xFF, 0x80], "\(binary.err)")
+        #expect(binary.stdoutBytes == [0x00, 0x01, 0xFF, 0x80], "\(binary.stderr)")
         let bulk = try f.run(["search", "--all", "--password-stdin", "--service", "bulk", "--json", "--show-secret"], stdin: "\(password)\n")
         #expect(try CLIFixture.jsonArray(bulk).count == 100)
 
         // Again: nothing added.
         let second = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
-        #expect(second.status == 0 && second.out.contains("imported 0 items") && second.out.contains("(102 already there)"), "\(second.out)")
+        #expect(second.status == 0 && second.stdout.contains("imported 0 items") && second.stdout.contains("(102 already there)"), "\(second.stdout)")
 
         // A wrong password: exit 3, the file named, nothing added.
         let wrong = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "other", login], stdin: "nope\n")
-        #expect(wrong.status == 3 && wrong.err.contains(login) && wrong.err.contains("wrong password"), "\(wrong.err)")
-        #expect(try f.run(["collections"]).out.contains("other") == false)
+        #expect(wrong.status == 3 && wrong.stderr.contains(login) && wrong.stderr.contains("wrong password"), "\(wrong.stderr)")
+        #expect(try f.run(["collections"]).stdout.contains("other") == false)
 
         // A damaged copy: exit 5 naming it, and the good file beside it is still imported.
         let bytes = try #require(FileManager.default.contents(atPath: login))
@@ -70,8 +70,8 @@ struct ImportGnomeKeyringTests {
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: damaged))
         let mixed = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "work", damaged, login],
                               stdin: "\(Self.keyringPassword)\n\(Self.keyringPassword)\n")
-        #expect(mixed.status == 5 && mixed.err.contains(damaged) && mixed.err.contains("damaged"), "\(mixed.err)")
-        #expect(mixed.out.contains("imported 102 items from \(login) into 'work'"), "\(mixed.out)")
+        #expect(mixed.status == 5 && mixed.stderr.contains(damaged) && mixed.stderr.contains("damaged"), "\(mixed.stderr)")
+        #expect(mixed.stdout.contains("imported 102 items from \(login) into 'work'"), "\(mixed.stdout)")
     }
 
     /// Without files: every keyring in gnome-keyring's directory, and its default alias.
@@ -84,10 +84,10 @@ struct ImportGnomeKeyringTests {
         try FileManager.default.copyItem(atPath: keyring.keyringsDirectory, toPath: target)
         try "login".write(toFile: target + "/default", atomically: true, encoding: .utf8)
         let result = try f.run(["import", "gnome-keyring", "--password-stdin"], stdin: "\(Self.keyringPassword)\n")
-        #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("into 'login'") && result.out.contains("pointed the 'default' alias at 'login'"), "\(result.out)")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("into 'login'") && result.stdout.contains("pointed the 'default' alias at 'login'"), "\(result.stdout)")
         let aliases = try f.run(["collections"])
-        #expect(aliases.out.contains("login"), "\(aliases.out)")
+        #expect(aliases.stdout.contains("login"), "\(aliases.stdout)")
     }
 }
 
@@ -106,25 +106,25 @@ struct ImportFromBusTests {
         let f = try CLIFixture()
         var environment = f.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = keyring.bus.address
-        func coffer(_ arguments: [String], _ stdin: String) throws -> RunResult {
-            try CLIProcess.run(CLIFixture.executable, ["--data-dir", f.dataDir] + arguments, stdin: Array(stdin.utf8),
+        func coffer(_ arguments: [String], _ stdin: String) throws -> ChildResult {
+            try CLIFixture.runCoffer(["--data-dir", f.dataDir] + arguments, stdin: Array(stdin.utf8),
                                environment: environment)
         }
 
         let dry = try coffer(["import", "--from-bus", "--dry-run"], "")
-        #expect(dry.status == 0 && dry.out.contains("would import 2 of 2 items") && dry.out.contains("into 'login'"), "\(dry.out)\(dry.err)")
+        #expect(dry.status == 0 && dry.stdout.contains("would import 2 of 2 items") && dry.stdout.contains("into 'login'"), "\(dry.stdout)\(dry.stderr)")
         let first = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
-        #expect(first.status == 0, "\(first.err)")
-        #expect(first.out.contains("imported 2 items from 'Login' (/org/freedesktop/secrets/collection/login) into 'login'"), "\(first.out)")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("imported 2 items from 'Login' (/org/freedesktop/secrets/collection/login) into 'login'"), "\(first.stdout)")
 
         let git = try coffer(["search", "--password-stdin", "--service", "git", "--secret-only"], "new login pw\n")
-        #expect(git.status == 0 && git.out == "s3cret ✓\n", "\(git.err)")
+        #expect(git.status == 0 && git.stdout == "s3cret ✓\n", "\(git.stderr)")
         let mail = try coffer(["search", "--password-stdin", "--service", "mail", "--json"], "new login pw\n")
         let item = try #require(try CLIFixture.jsonArray(mail).first)
         #expect(item["label"] as? String == "second")
         #expect((item["attributes"] as? [String: String])?["empty"] == "")
 
         let again = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
-        #expect(again.status == 0 && again.out.contains("imported 0 items") && again.out.contains("(2 already there)"), "\(again.out)\(again.err)")
+        #expect(again.status == 0 && again.stdout.contains("imported 0 items") && again.stdout.contains("(2 already there)"), "\(again.stdout)\(again.stderr)")
     }
 }

@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 import CofferStore
 import Foundation
+import Synchronization
 
 /// A fresh store directory with fast KDF parameters, removed when the fixture goes away.
 final class StoreFixture {
@@ -48,11 +49,10 @@ func recordStart(endingAt end: Int, in bytes: [UInt8]) -> Int? {
     }
 }
 
-final class WarningLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    func append(_ message: String) { lock.withLock { messages.append(message) } }
-    var all: [String] { lock.withLock { messages } }
+final class WarningLog: Sendable {
+    private let messages = Mutex<[String]>([])
+    func append(_ message: String) { messages.withLock { $0.append(message) } }
+    var all: [String] { messages.withLock { $0 } }
 }
 
 func password(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }

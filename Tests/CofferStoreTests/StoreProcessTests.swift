@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import CofferStore
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -19,27 +20,15 @@ import Testing
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
-    func startWriter(_ fixture: StoreFixture, prefix: String, count: Int, maxFileBytes: Int? = nil,
-                     errors: Pipe? = nil) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.writerPath)
-        process.arguments = [fixture.directory, "work", prefix, String(count)] + (maxFileBytes.map { [String($0)] } ?? [])
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        if let errors { process.standardError = errors }
-        try process.run()
-        input.fileHandleForWriting.write(Data("pw".utf8))
-        try input.fileHandleForWriting.close()
-        return (process, output)
+    func startWriter(_ fixture: StoreFixture, prefix: String, count: Int, maxFileBytes: Int? = nil) throws -> ChildProcess {
+        try ChildProcess(Self.writerPath,
+                         arguments: [fixture.directory, "work", prefix, String(count)] + (maxFileBytes.map { [String($0)] } ?? []),
+                         stdin: Array("pw".utf8))
     }
 
-    func wait(_ process: Process, seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    /// The item numbers a writer printed, one a line, each printed once that item was written.
+    func itemNumbers(_ printed: String) -> [Int] {
+        printed.split(separator: "\n").compactMap { Int($0) }
     }
 
     func verify(_ keychain: Keychain, prefix: String, numbers: [Int]) throws {
@@ -53,16 +42,10 @@ import Testing
     @Test func killDuringABurstLosesNothingReported() throws {
         let fixture = try StoreFixture()
         try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
-        let (writer, output) = try startWriter(fixture, prefix: "a", count: 100_000)
-        var printed = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while printed.split(separator: UInt8(ascii: "\n")).count < 300 && Date() < deadline {
-            printed.append(output.fileHandleForReading.availableData)
-        }
-        kill(writer.processIdentifier, SIGKILL)
-        writer.waitUntilExit()
-        printed.append(output.fileHandleForReading.readDataToEndOfFile())
-        let numbers = String(decoding: printed, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        let writer = try startWriter(fixture, prefix: "a", count: 100_000)
+        _ = writer.waitForStdout(timeout: 30) { itemNumbers($0).count >= 300 }
+        writer.send(signal: SIGKILL)
+        let numbers = itemNumbers(writer.wait(timeout: 30).stdout)
         #expect(numbers.count >= 300)
 
         let keychain = try fixture.keychain()
@@ -78,14 +61,10 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
         let limit = try fixture.bytes("work").count + 20_000
-        let errors = Pipe()
-        let (writer, output) = try startWriter(fixture, prefix: "f", count: 10_000, maxFileBytes: limit, errors: errors)
-        wait(writer, seconds: 120)
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let numbers = printed.split(separator: "\n").compactMap { Int($0) }
-        #expect(writer.terminationStatus == 1)
-        #expect(message.contains("cannot write") && message.contains("work.coffer"), "\(message)")
+        let writer = try startWriter(fixture, prefix: "f", count: 10_000, maxFileBytes: limit).wait(timeout: 120)
+        let numbers = itemNumbers(writer.stdout)
+        #expect(writer.exitCode == 1)
+        #expect(writer.stderr.contains("cannot write") && writer.stderr.contains("work.coffer"), "\(writer.stderr)")
         #expect(numbers.count > 10 && numbers.count < 10_000)
         #expect(try fixture.bytes("work").count <= limit)
 
@@ -101,8 +80,8 @@ import Testing
         let fixture = try StoreFixture()
         try fixture.keychain().createCollection(label: "Work", id: work, password: password("pw"))
         let count = 150
-        let (first, _) = try startWriter(fixture, prefix: "a", count: count)
-        let (second, _) = try startWriter(fixture, prefix: "b", count: count)
+        let first = try startWriter(fixture, prefix: "a", count: count)
+        let second = try startWriter(fixture, prefix: "b", count: count)
         // This process writes too, through its own keychain.
         let local = try fixture.keychain()
         try local.unlock(work, password: password("pw"))
@@ -110,9 +89,9 @@ import Testing
             try local.add(NewItem(label: "c\(n)", attributes: ["writer": "c", "n": String(n)],
                                   secret: secret("c-secret-\(n)")), to: work)
         }
-        wait(first, seconds: 120)
-        wait(second, seconds: 120)
-        #expect(first.terminationStatus == 0 && second.terminationStatus == 0)
+        let firstResult = first.wait(timeout: 120)
+        let secondResult = second.wait(timeout: 120)
+        #expect(firstResult.succeeded && secondResult.succeeded, "\(firstResult)\n\(secondResult)")
 
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))

@@ -43,7 +43,7 @@ struct PromptTests {
         #expect(log.contains("SETDESC") && log.contains("Login"), "log:\n\(log)")
         // Completed is unicast to the caller; the prompt is gone afterwards.
         #expect(watcher.seen("Completed").isEmpty)
-        #expect(c.signals.value.allSatisfy { $0.member != "Completed" })
+        #expect(c.signals.withLock { $0 }.allSatisfy { $0.member != "Completed" })
         expectDBusError(ErrorName.unknownObject, ErrorName.unknownMethod) {
             try c.call(prompt, SS.promptInterface, "Prompt", [.string("")])
         }

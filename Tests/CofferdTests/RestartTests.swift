@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 /// Stopping cofferd and starting it again on the same data.
@@ -190,14 +191,14 @@ import Testing
         #expect(f.stopDaemon()?.exitCode == 0)
         let watcher = try DBusConnection(address: f.bus.address)
         defer { watcher.close() }
-        let target = Shared<pid_t>(0)
+        let target = Mutex<pid_t>(0)
         let rule = SignalRule(interface: "org.freedesktop.DBus", member: "NameOwnerChanged")
         try watcher.addMatch(rule.matchRule + ",arg0='\(DaemonFixture.busName)'")
         // Send SIGTERM from the signal handler itself, the moment the name gets an owner.
         watcher.addSignalHandler(rule) { message in
             guard let args = try? message.arguments(), args.count == 3, args[0] == .string(DaemonFixture.busName),
                   let owner = args[2].string, !owner.isEmpty else { return }
-            let pid = target.value
+            let pid = target.withLock { $0 }
             if pid > 0 { kill(pid, SIGTERM) }
         }
         let loop = LoopThread(watcher)
@@ -206,7 +207,7 @@ import Testing
             let child = try ChildProcess(try DaemonFixture.cofferdPath,
                                          arguments: ["--foreground", "--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"],
                                          environment: f.environment(), stdin: Array(DaemonFixture.loginPassword.utf8))
-            target.value = child.pid
+            target.withLock { $0 = child.pid }
             let result = child.wait(timeout: 30)
             #expect(result.exitCode == 0 && !result.timedOut, "round \(round): \(result)")
         }

@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 /// Well-known paths and interfaces of the Secret Service.
@@ -58,21 +59,26 @@ enum PublicKeyEncoding { case padded, minimal, extraZeros }
 final class SecretClient: @unchecked Sendable {
     let connection: DBusConnection
     private let loop: LoopThread
-    let signals = Shared<[ReceivedSignal]>([])
+    let signals = Mutex<[ReceivedSignal]>([])
     private var closed = false
 
     init(address: String) throws {
         connection = try DBusConnection(address: address)
-        let signals = self.signals
-        connection.addSignalHandler(SignalRule()) { message in
-            guard let path = message.path, path.isInside(SS.service), let interface = message.interface,
+        loop = LoopThread(connection)
+        connection.addSignalHandler(SignalRule()) { [weak self] message in
+            guard let self, let path = message.path, path.isInside(SS.service), let interface = message.interface,
                   let member = message.member else { return }
             let received = ReceivedSignal(path: path, interface: interface, member: member,
                                           arguments: (try? message.arguments()) ?? [], destination: message.destination)
-            signals.mutate { $0.append(received) }
+            self.signals.withLock { $0.append(received) }
         }
-        try connection.addMatch("type='signal',sender='\(DaemonFixture.busName)'")
-        loop = LoopThread(connection)
+        // The daemon's signals reach this client from here on, with the handler in place.
+        do {
+            try connection.addMatch("type='signal',sender='\(DaemonFixture.busName)'")
+        } catch {
+            close()
+            throw error
+        }
     }
 
     var uniqueName: String { connection.uniqueName }
@@ -266,7 +272,7 @@ final class SecretClient: @unchecked Sendable {
     // MARK: Signals and prompts
 
     /// Forgets the signals seen so far.
-    func clearSignals() { signals.value = [] }
+    func clearSignals() { signals.withLock { $0 = [] } }
 
     /// Waits for a signal matching `member` (and `path`, `interface` when given), removing
     /// it from the record; nil after `timeout`.
@@ -274,7 +280,7 @@ final class SecretClient: @unchecked Sendable {
                        timeout: TimeInterval = 10, where predicate: (ReceivedSignal) -> Bool = { _ in true }) -> ReceivedSignal? {
         var found: ReceivedSignal?
         _ = eventually(timeout: timeout) {
-            found = signals.mutate { list -> ReceivedSignal? in
+            found = signals.withLock { list -> ReceivedSignal? in
                 guard let index = list.firstIndex(where: {
                     $0.member == member && (path == nil || $0.path == path) && (interface == nil || $0.interface == interface)
                         && predicate($0)
@@ -288,7 +294,7 @@ final class SecretClient: @unchecked Sendable {
 
     /// The signals seen so far that match.
     func seen(_ member: String, path: ObjectPath? = nil) -> [ReceivedSignal] {
-        signals.value.filter { $0.member == member && (path == nil || $0.path == path) }
+        signals.withLock { $0 }.filter { $0.member == member && (path == nil || $0.path == path) }
     }
 
     /// Calls `Prompt("")` on `prompt` and waits for its `Completed`: (dismissed, result).

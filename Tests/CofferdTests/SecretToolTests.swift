@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 /// The real `secret-tool` (libsecret) against cofferd.
@@ -135,19 +136,19 @@ import Testing
         defer { f.shutdown() }
         let count = 200
         // Store in a few parallel streams (each secret-tool is its own client).
-        let failures = Shared<[String]>([])
+        let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { stream in
             for n in stride(from: stream, to: count, by: 4) {
                 do {
                     let r = try f.secretTool(["store", "--label=item \(n)", "bulk", "yes", "n", "\(n)"],
                                              stdin: Array("secret-\(n)".utf8))
-                    if r.exitCode != 0 { failures.mutate { $0.append("store \(n): \(r)") } }
+                    if r.exitCode != 0 { failures.withLock { $0.append("store \(n): \(r)") } }
                 } catch {
-                    failures.mutate { $0.append("store \(n): \(error)") }
+                    failures.withLock { $0.append("store \(n): \(error)") }
                 }
             }
         }
-        #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
         #expect(try f.client.searchItems(["bulk": "yes"]).unlocked.count == count)
         #expect(try f.client.items(of: SS.login).count == count)
         for n in [0, 1, 57, 99, 128, 173, 199] {

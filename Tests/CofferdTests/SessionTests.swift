@@ -1,6 +1,7 @@
 import CofferCrypto
 import DBusKit
 import Foundation
+import SystemKit
 import Testing
 
 /// OpenSession, the transfer algorithms and session ownership.
@@ -172,21 +173,10 @@ import Testing
 
 enum DHTestValues {
     /// The 1024-bit MODP prime of RFC 2409.
-    static let prime: [UInt8] = hex("""
+    static let prime: [UInt8] = Hex.decode("""
         FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74\
         020BBEA63B139B22514A08798E3404DDEF9519B3CD3A431B302B0A6DF25F1437\
         4FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED\
         EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF
-        """)
-
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+        """)!
 }

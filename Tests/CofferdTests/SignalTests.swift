@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 /// Change notifications: the spec's signals and PropertiesChanged, as a second client sees them.
@@ -102,7 +103,7 @@ import Testing
         #expect(itemLocked?.arguments[1].variantDictionary?["Locked"] == .boolean(true))
         #expect(watcher.waitForSignal("ItemChanged", path: SS.login) { $0.objectArgument == kept } != nil)
         // No signal ever carries an alias path.
-        #expect(!watcher.signals.value.contains { $0.path.rawValue.contains("/aliases/") || ($0.objectArgument?.rawValue.contains("/aliases/") ?? false) })
+        #expect(!watcher.signals.withLock { $0 }.contains { $0.path.rawValue.contains("/aliases/") || ($0.objectArgument?.rawValue.contains("/aliases/") ?? false) })
     }
 
     /// Many items are announced in rounds between other calls; every one is told.
@@ -119,7 +120,7 @@ import Testing
         try c.service("Lock", [.objectPathArray([SS.login])])
         var told: Set<ObjectPath> = []
         _ = eventually(timeout: 20) {
-            for signal in watcher.signals.value where signal.member == "PropertiesChanged"
+            for signal in watcher.signals.withLock({ $0 }) where signal.member == "PropertiesChanged"
                 && signal.arguments.first == .string(SS.itemInterface)
                 && signal.arguments[1].variantDictionary?["Locked"] == .boolean(true) {
                 told.insert(signal.path)

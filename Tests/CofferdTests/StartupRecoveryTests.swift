@@ -21,7 +21,7 @@ import Testing
             try? memory.seek(toOffset: bounds[0])
             guard let data = try? memory.read(upToCount: Int(bounds[1] - bounds[0])), !data.isEmpty else { continue }
             regions += 1
-            if data.withUnsafeBytes({ Array($0) }).firstRange(of: needle) != nil { return true }
+            if Array(data).firstRange(of: needle) != nil { return true }
         }
         #expect(regions > 5, "could read only \(regions) regions of process \(pid)")
         return false

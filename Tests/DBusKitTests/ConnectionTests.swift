@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct ConnectionTests {
@@ -18,8 +19,8 @@ import Testing
         let h = try Harness()
         defer { h.shutdown() }
         let a = h.server, b = h.client
-        let lost = Shared<[String]>([])
-        a.onNameLost { name in lost.mutate { $0.append(name) } }
+        let lost = Mutex<[String]>([])
+        a.onNameLost { name in lost.withLock { $0.append(name) } }
         h.startServer()
 
         #expect(try a.requestName(testBusName, flags: .doNotQueue) == .primaryOwner)
@@ -27,12 +28,12 @@ import Testing
         #expect(try b.requestName(testBusName, flags: .doNotQueue) == .exists)
         #expect(try b.requestName(testBusName, flags: [.replaceExisting, .doNotQueue]) == .exists)   // a did not allow it
         #expect(try a.nameOwner(testBusName) == a.uniqueName)
-        #expect(lost.value.isEmpty)
+        #expect(lost.withLock { $0 }.isEmpty)
 
         #expect(try a.requestName(testBusName, flags: .allowReplacement) == .alreadyOwner)   // now it does
         #expect(try b.requestName(testBusName, flags: [.replaceExisting, .doNotQueue]) == .primaryOwner)
         #expect(try a.nameOwner(testBusName) == b.uniqueName)
-        #expect(eventually { lost.value == [testBusName] })
+        #expect(eventually { lost.withLock { $0 } == [testBusName] })
 
         // a asked without doNotQueue, so it waits in the queue and gets the name back.
         #expect(try b.releaseName(testBusName) == .released)
@@ -51,10 +52,10 @@ import Testing
         let bystander = try h.newClient()
         let rule = SignalRule(interface: "org.coffer.Prompt", member: "Completed")
         try bystander.addMatch(rule.matchRule)   // subscribes to broadcasts only (no eavesdropping)
-        let received = Shared<[[DBusValue]]>([])
-        let overheard = Shared<[[DBusValue]]>([])
-        receiver.addSignalHandler(rule) { m in received.mutate { $0.append((try? m.arguments()) ?? []) } }
-        bystander.addSignalHandler(rule) { m in overheard.mutate { $0.append((try? m.arguments()) ?? []) } }
+        let received = Mutex<[[DBusValue]]>([])
+        let overheard = Mutex<[[DBusValue]]>([])
+        receiver.addSignalHandler(rule) { m in received.withLock { $0.append((try? m.arguments()) ?? []) } }
+        bystander.addSignalHandler(rule) { m in overheard.withLock { $0.append((try? m.arguments()) ?? []) } }
         h.startLoop(receiver)
         h.startLoop(bystander)
         h.startServer()
@@ -67,10 +68,10 @@ import Testing
         // has the broadcast it would already have had the unicast one.
         try h.server.emitSignal(path: prompt, interface: "org.coffer.Prompt", member: "Completed",
                                 arguments: [.boolean(true), .variant(.string(""))])
-        #expect(eventually { overheard.value.count == 1 })
-        #expect(eventually { received.value.count == 1 })
-        #expect(received.value.first == [.boolean(false), .variant(.objectPathArray(["/a"]))])
-        #expect(overheard.value == [[.boolean(true), .variant(.string(""))]])
+        #expect(eventually { overheard.withLock { $0 }.count == 1 })
+        #expect(eventually { received.withLock { $0 }.count == 1 })
+        #expect(received.withLock { $0 }.first == [.boolean(false), .variant(.objectPathArray(["/a"]))])
+        #expect(overheard.withLock { $0 } == [[.boolean(true), .variant(.string(""))]])
     }
 
     @Test func propertiesChangedIsEmitted() throws {
@@ -82,36 +83,36 @@ import Testing
         let listener = try h.newClient()
         let rule = SignalRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", sender: h.server.uniqueName)
         try listener.addMatch(rule.matchRule)
-        let seen = Shared<[(ObjectPath?, [DBusValue])]>([])
-        listener.addSignalHandler(rule) { m in seen.mutate { $0.append((m.path, (try? m.arguments()) ?? [])) } }
+        let seen = Mutex<[(ObjectPath?, [DBusValue])]>([])
+        listener.addSignalHandler(rule) { m in seen.withLock { $0.append((m.path, (try? m.arguments()) ?? [])) } }
         h.startLoop(listener)
 
         let item = tree.path(of: 1)
         _ = try h.client.call(destination: h.server.uniqueName, path: item, interface: "org.freedesktop.DBus.Properties",
                               member: "Set", arguments: [.string("org.coffer.Item"), .string("Label"), .variant(.string("new"))])
-        #expect(eventually { seen.value.count == 1 })
-        #expect(seen.value.first?.0 == item)
-        #expect(seen.value.first?.1 == [.string("org.coffer.Item"), .variantDictionary(["Label": .string("new")]), .stringArray([])])
+        #expect(eventually { seen.withLock { $0 }.count == 1 })
+        #expect(seen.withLock { $0 }.first?.0 == item)
+        #expect(seen.withLock { $0 }.first?.1 == [.string("org.coffer.Item"), .variantDictionary(["Label": .string("new")]), .stringArray([])])
 
         try h.server.emitPropertiesChanged(path: "/org/coffer", interface: "org.coffer.Root",
                                            changed: [:], invalidated: ["Version"])
-        #expect(eventually { seen.value.count == 2 })
-        #expect(seen.value.last?.1 == [.string("org.coffer.Root"), .variantDictionary([:]), .stringArray(["Version"])])
+        #expect(eventually { seen.withLock { $0 }.count == 2 })
+        #expect(seen.withLock { $0 }.last?.1 == [.string("org.coffer.Root"), .variantDictionary([:]), .stringArray(["Version"])])
     }
 
     @Test func disconnectingClientFiresNameVanished() throws {
         let h = try Harness()
         defer { h.shutdown() }
-        let vanished = Shared<[String]>([])
-        try h.server.onNameVanished { name in vanished.mutate { $0.append(name) } }
+        let vanished = Mutex<[String]>([])
+        try h.server.onNameVanished { name in vanished.withLock { $0.append(name) } }
         h.startServer()
         let leaving = try h.newClient()
         let name = leaving.uniqueName
         #expect(try h.server.unixUser(of: name) == getuid())
         leaving.close()
         #expect(!leaving.isConnected)
-        #expect(eventually { vanished.value.contains(name) })
-        #expect(!vanished.value.contains(h.client.uniqueName))
+        #expect(eventually { vanished.withLock { $0 }.contains(name) })
+        #expect(!vanished.withLock { $0 }.contains(h.client.uniqueName))
         // The uid cache forgot the vanished name: asking again goes to the bus, which no longer knows it.
         #expect(throws: DBusError.self) { try h.server.unixUser(of: name) }
         expectDBusError(DBusError.Name.disconnected) {
@@ -123,25 +124,25 @@ import Testing
     @Test func postRunsOnTheLoopThreadAndCallsWorkFromAnyThread() throws {
         let h = try Harness()
         defer { h.shutdown() }
-        let handlerThread = Shared<pthread_t?>(nil)
-        let postedThread = Shared<pthread_t?>(nil)
-        let asyncReply = Shared<[DBusValue]?>(nil)
+        let handlerThread = Mutex<pthread_t?>(nil)
+        let postedThread = Mutex<pthread_t?>(nil)
+        let asyncReply = Mutex<[DBusValue]?>(nil)
         h.server.objectServer.register(path: "/t", object: EchoObject(signatures: ["s"]))
-        let probe = h.server.addSignalHandler(SignalRule(member: "Probe")) { _ in handlerThread.value = pthread_self() }
+        let probe = h.server.addSignalHandler(SignalRule(member: "Probe")) { _ in handlerThread.withLock { $0 = pthread_self() } }
         h.startServer()
 
         try h.client.emitSignal(path: "/t", interface: "org.coffer.Test", member: "Probe", destination: h.server.uniqueName)
         let server = h.server
         server.post {
-            postedThread.value = pthread_self()
+            postedThread.withLock { $0 = pthread_self() }
             // On the loop thread: an async call completes without blocking the loop.
             let m = try! DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                 interface: "org.freedesktop.DBus", member: "ListNames")
-            server.callAsync(m) { result in asyncReply.value = try? result.get().arguments() }
+            server.callAsync(m) { result in asyncReply.withLock { $0 = try? result.get().arguments() } }
         }
-        #expect(eventually { handlerThread.value != nil && postedThread.value != nil && asyncReply.value != nil })
-        #expect(pthread_equal(handlerThread.value!, postedThread.value!) != 0)
-        #expect(asyncReply.value?.first?.stringArray?.contains(server.uniqueName) == true)
+        #expect(eventually { handlerThread.withLock { $0 } != nil && postedThread.withLock { $0 } != nil && asyncReply.withLock { $0 } != nil })
+        #expect(pthread_equal(handlerThread.withLock { $0 }!, postedThread.withLock { $0 }!) != 0)
+        #expect(asyncReply.withLock { $0 }?.first?.stringArray?.contains(server.uniqueName) == true)
         h.server.removeHandler(probe)
 
         // Blocking calls from a non-loop thread while the loop runs are forwarded to the loop.

@@ -2,6 +2,7 @@ import CofferTestSupport
 import DBusKit
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 /// The pattern of the API guide's example (/work/contracts/DBusKit-API.md §6), compiled in
@@ -66,10 +67,10 @@ final class VaultObject: DBusObject {
                                       member: "GetSecret", arguments: [.objectPath(session)])
         #expect(reply.first?.structureFields?[2] == .bytes([0xf0, 0x0f]))
         // Read the object's state on its own thread.
-        let onLoop = Shared<Bool?>(nil)
+        let onLoop = Mutex<Bool?>(nil)
         let confined = LoopConfined(vault, on: h.server)
-        h.server.post { onLoop.value = confined.value.storedOnLoopThread }
-        #expect(eventually { onLoop.value != nil })
-        #expect(onLoop.value == true)
+        h.server.post { onLoop.withLock { $0 = confined.value.storedOnLoopThread } }
+        #expect(eventually { onLoop.withLock { $0 } != nil })
+        #expect(onLoop.withLock { $0 } == true)
     }
 }

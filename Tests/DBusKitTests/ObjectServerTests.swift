@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct ObjectServerTests {
@@ -174,12 +175,13 @@ import Testing
         let (h, _) = try ObjectServerTests.serving()
         defer { h.shutdown() }
         let other = try h.newClient()
-        let slowFinished = Shared<Date?>(nil)
-        let slowResult = Shared<[DBusValue]?>(nil)
+        let slowFinished = Mutex<Date?>(nil)
+        let slowResult = Mutex<[DBusValue]?>(nil)
         let started = Date()
         let slow = Thread {
-            slowResult.value = try? ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Slow", [.uint32(1500)])
-            slowFinished.value = Date()
+            let result = try? ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Slow", [.uint32(1500)])
+            slowResult.withLock { $0 = result }
+            slowFinished.withLock { $0 = Date() }
         }
         slow.start()
         usleep(100_000)   // let the slow call reach the server
@@ -187,24 +189,24 @@ import Testing
             #expect(try ObjectServerTests.call(other, "/org/coffer/items/item_2d1", "org.coffer.Item", "Ping").count == 1)
         }
         let fastDone = Date()
-        #expect(slowFinished.value == nil, "the slow call finished before the fast ones")
+        #expect(slowFinished.withLock { $0 } == nil, "the slow call finished before the fast ones")
         #expect(fastDone.timeIntervalSince(started) < 1.2, "fast calls were held up by the deferred one")
-        #expect(eventually(timeout: 10) { slowFinished.value != nil })
-        #expect(slowResult.value == [.boolean(false)])
-        #expect((slowFinished.value ?? started).timeIntervalSince(started) >= 1.4)
+        #expect(eventually(timeout: 10) { slowFinished.withLock { $0 } != nil })
+        #expect(slowResult.withLock { $0 } == [.boolean(false)])
+        #expect((slowFinished.withLock { $0 } ?? started).timeIntervalSince(started) >= 1.4)
     }
 
     @Test func accessPolicyRejectsCallers() throws {
         let (h, _) = try ObjectServerTests.serving()
         defer { h.shutdown() }
-        let seen = Shared<[UInt32?]>([])
+        let seen = Mutex<[UInt32?]>([])
         h.server.objectServer.accessPolicy = { _, uid in
-            seen.mutate { $0.append(uid) }
+            seen.withLock { $0.append(uid) }
             return uid == 4_000_000_000   // nobody has this uid
         }
         expectDBusError(DBusError.Name.accessDenied) { _ = try ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Ping") }
         expectDBusError(DBusError.Name.accessDenied) { _ = try ObjectServerTests.introspect(h.client, "/") }
-        #expect(seen.value.first == getuid())
+        #expect(seen.withLock { $0 }.first == getuid())
         h.server.objectServer.accessPolicy = { _, uid in uid == getuid() }
         #expect(try ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Ping").count == 1)
     }

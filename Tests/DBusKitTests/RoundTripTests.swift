@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 import Testing
 
 /// Values of every type the Secret Service uses go client → bus → server object → bus → client.
@@ -85,13 +86,13 @@ import Testing
         h.startServer()
 
         let clients = try (0..<6).map { _ in try h.newClient() }
-        let failures = Shared(0)
+        let failures = Mutex(0)
         let done = DispatchGroup()
         let big = [UInt8](repeating: 0x5a, count: 4 << 20)
         DispatchQueue.global().async(group: done) {
             let reply = try? h.client.call(destination: h.server.uniqueName, path: "/echo", interface: testInterface,
                                            member: "Echo0", arguments: [.bytes(big)])
-            if reply?.first?.bytes != big { failures.mutate { $0 += 1 } }
+            if reply?.first?.bytes != big { failures.withLock { $0 += 1 } }
         }
         for (n, client) in clients.enumerated() {
             DispatchQueue.global().async(group: done) {
@@ -99,11 +100,11 @@ import Testing
                     let dict = DBusValue.stringDictionary(["client": "\(n)", "i": "\(i)"])
                     let reply = try? client.call(destination: h.server.uniqueName, path: "/echo",
                                                  interface: testInterface, member: "Echo1", arguments: [dict])
-                    if reply != [dict] { failures.mutate { $0 += 1 } }
+                    if reply != [dict] { failures.withLock { $0 += 1 } }
                 }
             }
         }
         #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(failures.value == 0)
+        #expect(failures.withLock { $0 } == 0)
     }
 }

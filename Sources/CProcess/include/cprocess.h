@@ -1,6 +1,8 @@
-// Process-level calls Swift cannot make directly (prctl is variadic).
+// Process-level calls Swift cannot make directly (prctl is variadic; the GNU extensions below
+// are declared only under _GNU_SOURCE, which cprocess.c defines).
 #ifndef COFFER_CPROCESS_H
 #define COFFER_CPROCESS_H
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <signal.h>
@@ -20,4 +22,19 @@ static inline int cprocess_unblock_all_signals(void) {
     sigemptyset(&empty);
     return sigprocmask(SIG_SETMASK, &empty, 0);
 }
+
+/// `pipe2(fds, O_CLOEXEC)`: both ends close-on-exec atomically. 0, or -1 with errno set.
+int cprocess_pipe_cloexec(int fds[2]);
+
+/// Adds "close every descriptor >= `lowest`" to spawn file actions (glibc 2.34+).
+/// 0, or an error number (ENOSYS where the C library lacks it).
+int cprocess_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowest);
+
+/// Adds "change directory to `path`" to spawn file actions (glibc 2.29+).
+/// 0, or an error number (ENOSYS where the C library lacks it).
+int cprocess_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path);
+
+/// The spawn attribute flag that starts the child in a new session (POSIX_SPAWN_SETSID,
+/// glibc 2.26+), or 0 where the C library lacks it.
+short cprocess_spawn_setsid_flag(void);
 #endif

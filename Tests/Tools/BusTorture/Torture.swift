@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 
 /// Why a run could not go on (as opposed to losses, which are counted and reported).
 struct TortureError: Error, CustomStringConvertible {
@@ -77,7 +78,7 @@ final class Torture {
 
     /// Lets the writers write until cofferd is SIGKILLed at a random moment; waits for them.
     private func writeAndKill() throws {
-        let killed = Shared(false)
+        let killed = Mutex(false)
         let finished = DispatchGroup()
         let address = daemon.bus.address
         for writer in writers {
@@ -91,7 +92,7 @@ final class Torture {
         if !daemon.isRunning {
             daemonFailures.append("cofferd ended by itself during round \(kills + 1); log:\n\(daemon.log())")
         }
-        killed.value = true
+        killed.withLock { $0 = true }
         daemon.send(SIGKILL)
         kills += 1
         let ended = daemon.reap()

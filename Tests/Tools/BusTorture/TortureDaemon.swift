@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 
 /// cofferd serving one data directory on a private bus, started again and again: SIGKILLed
 /// by the torture, stopped with SIGTERM at the end.
@@ -17,16 +18,15 @@ final class TortureDaemon {
     private(set) var child: ChildProcess?
     /// The unique name of the last cofferd that owned the bus name.
     private var lastOwner: String?
-    /// Every PID this daemon and its bus run as, for the interrupt handler.
-    private let livePIDs: Shared<Set<pid_t>>
+    /// Every PID the daemons and their buses run as, for the interrupt handler.
+    static let livePIDs = Mutex<Set<pid_t>>([])
 
-    init(executable: String, dataDirectory: String, home: String, livePIDs: Shared<Set<pid_t>>) throws {
+    init(executable: String, dataDirectory: String, home: String) throws {
         self.executable = executable
         self.dataDirectory = dataDirectory
         self.home = home
-        self.livePIDs = livePIDs
         bus = try PrivateBus()
-        livePIDs.mutate { _ = $0.insert(bus.pid) }
+        Self.livePIDs.withLock { _ = $0.insert(bus.pid) }
     }
 
     deinit { shutdown() }
@@ -44,7 +44,7 @@ final class TortureDaemon {
         let arguments = ["--foreground", "--unlock", "--data-dir", dataDirectory, "--pinentry", home + "/no-pinentry"]
         let started = try ChildProcess(executable, arguments: arguments, environment: environment, stdin: Self.password)
         child = started
-        livePIDs.mutate { _ = $0.insert(started.pid) }
+        Self.livePIDs.withLock { _ = $0.insert(started.pid) }
         lastOwner = try bus.waitForOwner(of: Self.busName, startedBy: started, previousOwner: lastOwner)
     }
 
@@ -62,7 +62,7 @@ final class TortureDaemon {
     func reap(grace: TimeInterval = 10) -> ChildResult? {
         guard let ended = child else { return nil }
         child = nil
-        defer { livePIDs.mutate { _ = $0.remove(ended.pid) } }
+        defer { Self.livePIDs.withLock { _ = $0.remove(ended.pid) } }
         return ended.wait(timeout: grace)
     }
 
@@ -71,6 +71,6 @@ final class TortureDaemon {
         send(SIGTERM)
         reap(grace: 5)
         bus.stop()
-        livePIDs.mutate { _ = $0.remove(bus.pid) }
+        Self.livePIDs.withLock { _ = $0.remove(bus.pid) }
     }
 }

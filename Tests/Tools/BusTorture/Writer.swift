@@ -1,6 +1,7 @@
 import CofferTestSupport
 import DBusKit
 import Foundation
+import Synchronization
 
 /// One writer: its own connection, its own items (tagged with its name, so writers never touch
 /// each other's), and a seeded sequence of writes, one at a time, each checked against its reply.
@@ -52,7 +53,7 @@ final class Writer: @unchecked Sendable {
 
     /// Writes on a fresh connection to `address` until a call fails. A failure once `killed`
     /// is set is the kill's doing; any other is recorded in `failures`.
-    func run(address: String, killed: Shared<Bool>) {
+    func run(address: String, killed: borrowing Mutex<Bool>) {
         let connection: DBusConnection
         let session: ObjectPath
         do {
@@ -62,7 +63,7 @@ final class Writer: @unchecked Sendable {
             guard reply.count == 2, let path = reply[1].objectPath else { throw DBusError.failed("OpenSession replied \(reply)") }
             session = path
         } catch {
-            if !killed.value { failures.append("\(tag): opening a session failed while cofferd ran: \(error)") }
+            if !killed.withLock({ $0 }) { failures.append("\(tag): opening a session failed while cofferd ran: \(error)") }
             return
         }
         defer { connection.close() }
@@ -75,7 +76,7 @@ final class Writer: @unchecked Sendable {
                 model.acknowledge(at: path)
                 acknowledged += 1
             } catch {
-                if killed.value {
+                if killed.withLock({ $0 }) {
                     unacknowledged += 1
                 } else {
                     failures.append("\(tag): \(write.pending.what) failed while cofferd ran: \(error)")

@@ -3,11 +3,10 @@
 import CofferTestSupport
 import Dispatch
 import Foundation
+import Synchronization
 
-/// Every child process still running, killed by the interrupt handler.
-let livePIDs = Shared<Set<pid_t>>([])
 /// The temporary directory of the run, removed by the interrupt handler.
-let scratch = Shared<String?>(nil)
+let scratch = Mutex<String?>(nil)
 
 /// On SIGINT or SIGTERM: kill cofferd and the bus, remove the temporary directory, leave.
 func handleInterrupts() -> [any DispatchSourceSignal] {
@@ -15,8 +14,8 @@ func handleInterrupts() -> [any DispatchSourceSignal] {
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         source.setEventHandler {
-            for pid in livePIDs.value { kill(pid, SIGKILL) }
-            if let directory = scratch.value { try? FileManager.default.removeItem(atPath: directory) }
+            for pid in TortureDaemon.livePIDs.withLock({ $0 }) { kill(pid, SIGKILL) }
+            if let directory = scratch.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: directory) }
             FileHandle.standardError.write(Data("coffer-torture: interrupted\n".utf8))
             _exit(3)
         }
@@ -42,7 +41,7 @@ func main() -> Int32 {
     }
     let root = NSTemporaryDirectory() + "coffer-torture-" + UUID().uuidString
     let dataDirectory = options.dataDirectory ?? root + "/data"
-    scratch.value = root
+    scratch.withLock { $0 = root }
     var keep = false   // the data, when it is in `root`, after a failure
     defer { if !keep { try? FileManager.default.removeItem(atPath: root) } }
     say("coffer-torture: seed \(options.seed), \(options.kills) kills, \(options.writers) writers, data in \(dataDirectory)")
@@ -51,7 +50,7 @@ func main() -> Int32 {
     do {
         try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        let daemon = try TortureDaemon(executable: cofferd, dataDirectory: dataDirectory, home: root + "/home", livePIDs: livePIDs)
+        let daemon = try TortureDaemon(executable: cofferd, dataDirectory: dataDirectory, home: root + "/home")
         defer { daemon.shutdown() }
         torture = Torture(options: options, daemon: daemon)
         try torture.run { say("coffer-torture: \($0)") }

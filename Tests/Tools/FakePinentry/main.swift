@@ -22,66 +22,48 @@
 // Like real pinentry it rejects lines over 1000 bytes ("ERR ... Line too long") and forgets
 // SETERROR and SETREPEAT after each GETPIN.
 import Foundation
+import SystemKit
 
 let environment = ProcessInfo.processInfo.environment
 let scriptPath = environment["FAKE_PINENTRY_SCRIPT"]
 let logPath = environment["FAKE_PINENTRY_LOG"]
 let ignoresRepeat = environment["FAKE_PINENTRY_NO_REPEAT"] != nil
 
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { exit(4) }
-    }
+func reply(_ line: String) {
+    writeOrExit(.standardOutput, Array((line + "\n").utf8))
 }
 
-func reply(_ line: String) {
-    writeAll(1, Array((line + "\n").utf8))
+func writeOrExit(_ descriptor: FileDescriptor, _ bytes: [UInt8]) {
+    do { try descriptor.writeAll(bytes) } catch { exit(4) }
 }
 
 /// Runs `body` with `path` open and exclusively flocked.
-func withLockedFile<R>(_ path: String, flags: Int32, _ body: (Int32) -> R) -> R? {
-    let fd = open(path, flags | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    while flock(fd, LOCK_EX) != 0 {
-        if errno != EINTR { return nil }
-    }
-    defer { flock(fd, LOCK_UN) }
-    return body(fd)
+func withLockedFile<R>(_ path: String, _ mode: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = [],
+                       _ body: (FileDescriptor) -> R) -> R? {
+    guard let file = try? FileDescriptor.open(path, mode, options: options) else { return nil }
+    defer { file.close() }
+    guard (try? file.lock(.exclusive)) != nil else { return nil }
+    defer { file.unlock() }
+    return body(file)
 }
 
 func logLine(_ line: String) {
     guard let logPath else { return }
-    _ = withLockedFile(logPath, flags: O_WRONLY | O_APPEND | O_CREAT) { fd in
-        writeAll(fd, Array((line + "\n").utf8))
+    _ = withLockedFile(logPath, .writeOnly, options: [.append, .create]) { file in
+        writeOrExit(file, Array((line + "\n").utf8))
     }
 }
 
 /// Takes the first line off the script file.
 func nextAnswer() -> String? {
     guard let scriptPath else { return nil }
-    return withLockedFile(scriptPath, flags: O_RDWR) { fd -> String? in
-        var content: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        var position: off_t = 0
-        while true {
-            let n = pread(fd, &chunk, chunk.count, position)
-            if n > 0 { content += chunk[0..<n]; position += off_t(n); continue }
-            if n < 0 && errno == EINTR { continue }
-            break
-        }
-        guard !content.isEmpty else { return nil }
+    return withLockedFile(scriptPath, .readWrite) { file -> String? in
+        guard let content = try? file.readAll(), !content.isEmpty else { return nil }
         let newline = content.firstIndex(of: 0x0A)
         let first = content[..<(newline ?? content.endIndex)]
         let rest = newline.map { Array(content[($0 + 1)...]) } ?? []
-        _ = ftruncate(fd, 0)
-        var offset = 0
-        while offset < rest.count {
-            let n = rest[offset...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
-        }
+        try? file.truncate(to: 0)
+        try? file.writeAll(rest, at: 0)
         return String(decoding: first, as: UTF8.self)
     } ?? nil
 }
@@ -89,23 +71,17 @@ func nextAnswer() -> String? {
 /// Sends `pin` as Assuan D lines: %, CR, LF and other control bytes escaped, at most 1000 bytes
 /// a line (a line boundary may split a UTF-8 sequence: Assuan data is bytes).
 func sendData(_ pin: String) {
-    var tokens: [[UInt8]] = []
-    for byte in pin.utf8 {
-        if byte == 0x25 || byte < 0x20 {
-            tokens.append(Array(String(format: "%%%02X", byte).utf8))
-        } else {
-            tokens.append([byte])
-        }
-    }
+    let escaping = PercentEncoding(uppercase: true) { $0 >= 0x20 }
+    let tokens = pin.utf8.map { escaping.encode([$0]) }
     var current: [UInt8] = []
     for token in tokens {
         if current.count + token.count > 1000 - 2 {
-            writeAll(1, [0x44, 0x20] + current + [0x0A])
+            writeOrExit(.standardOutput, [0x44, 0x20] + current + [0x0A])
             current = []
         }
         current += token
     }
-    if !current.isEmpty { writeAll(1, [0x44, 0x20] + current + [0x0A]) }
+    if !current.isEmpty { writeOrExit(.standardOutput, [0x44, 0x20] + current + [0x0A]) }
 }
 
 logLine("PID \(getpid())")

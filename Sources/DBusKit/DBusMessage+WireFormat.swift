@@ -1,13 +1,12 @@
 internal import CDBus
-@testable import DBusKit
 
-/// Messages in D-Bus wire format, read and written by libdbus itself: the harness's only
-/// contact with libdbus outside DBusKit.
-enum WireMessage {
+/// Messages in D-Bus wire format, read and written by libdbus itself (for the fuzz harness,
+/// which feeds the daemon's decoding bytes as a connection would read them from its socket).
+extension DBusMessage {
     /// The messages at the start of `bytes`, one after another as a connection reads them from
     /// its socket, each locked like a received message. Stops at the first bytes libdbus
     /// rejects or that do not hold a whole message.
-    static func messages(in bytes: [UInt8]) -> [DBusMessage] {
+    static func messages(inWireFormat bytes: [UInt8]) -> [DBusMessage] {
         var rest = bytes.map { CChar(bitPattern: $0) }[...]
         var found: [DBusMessage] = []
         while rest.count >= 16, rest.count <= Int(Int32.max) {
@@ -21,15 +20,15 @@ enum WireMessage {
         return found
     }
 
-    /// `message` in wire format, as sent by `sender` with `serial` (what a bus delivers).
-    static func bytes(of message: DBusMessage, serial: UInt32, sender: String) -> [UInt8] {
-        dbus_message_set_serial(message.raw, serial)
-        guard sender.withCString({ dbus_message_set_sender(message.raw, $0) }) != 0 else {
+    /// This message in wire format, as sent by `sender` with `serial` (what a bus delivers).
+    func wireFormat(serial: UInt32, sender: String) -> [UInt8] {
+        dbus_message_set_serial(raw, serial)
+        guard sender.withCString({ dbus_message_set_sender(raw, $0) }) != 0 else {
             fatalError("libdbus: out of memory")
         }
         var data: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
-        guard dbus_message_marshal(message.raw, &data, &length) != 0, let data else { fatalError("libdbus: out of memory") }
+        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { fatalError("libdbus: out of memory") }
         defer { dbus_free(data) }
         return (0..<Int(length)).map { UInt8(bitPattern: data[$0]) }
     }

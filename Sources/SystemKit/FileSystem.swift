@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Calls on paths rather than open files.
+public enum FileSystem {
+    /// `rename(2)`: atomically replaces `to` with `from`.
+    public static func rename(_ from: String, to: String) throws(Errno) {
+        _ = try retryingInterrupted("rename \(from) to \(to)") { Glibc.rename(from, to) }
+    }
+
+    /// `link(2)`: a second name for `existing`; fails with `Errno.fileExists` if `new` exists.
+    public static func link(_ existing: String, to new: String) throws(Errno) {
+        _ = try retryingInterrupted("link \(existing) to \(new)") { Glibc.link(existing, new) }
+    }
+
+    /// `unlink(2)`. A missing file throws `Errno.noSuchFile`.
+    public static func remove(_ path: String) throws(Errno) {
+        _ = try retryingInterrupted("unlink \(path)") { unlink(path) }
+    }
+
+    /// `chmod(2)`.
+    public static func setPermissions(of path: String, to permissions: UInt32) throws(Errno) {
+        _ = try retryingInterrupted("chmod \(path)") { chmod(path, mode_t(permissions)) }
+    }
+
+    /// Flushes the directory `path` to disk, so that a creation, rename or removal in it is durable.
+    public static func synchronizeDirectory(_ path: String) throws(Errno) {
+        let directory = try FileDescriptor.open(path, .readOnly, options: .directory)
+        defer { directory.close() }
+        try directory.synchronize()
+    }
+
+    /// Whether `path` names anything (`access(2)` with F_OK).
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Whether `path` is a regular file this process may execute.
+    public static func isExecutableFile(_ path: String) -> Bool {
+        (try? FileStatus.of(path).kind) == .regular && access(path, X_OK) == 0
+    }
+}
