@@ -65,7 +65,7 @@ public enum BackupFile {
         return try reader.backup()
     }
 
-    private static func littleEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+    private static func littleEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
 
     private static func payload(_ backup: Backup) throws -> SecureBytes {
         let out = try SecureBytes(capacity: 4096)
