@@ -11,9 +11,9 @@ enum Startup {
     /// Longest `--unlock` password accepted (the secure pool is 4 MiB and shared with keys).
     static let maximumPasswordBytes = 1 << 20
 
-    /// `--unlock`: everything on `descriptor` up to end of file (a trailing newline included) is
-    /// the password; nil if there is nothing. Read straight into secure memory: no ordinary
-    /// copy of the password is ever made.
+    /// `--unlock`: everything on `descriptor` up to end of file is the password, less one
+    /// trailing newline (`\n` or `\r\n`), as for the CLI's `--password-stdin`; nil if there is
+    /// nothing. Read straight into secure memory: no ordinary copy of it is ever made.
     static func readPassword(from descriptor: FileDescriptor = .standardInput) throws -> SecureBytes? {
         let password: SecureBytes?
         do {
@@ -24,7 +24,15 @@ enum Startup {
         guard let password else {
             throw StartupError("the password given to --unlock is longer than \(maximumPasswordBytes) bytes")
         }
+        let length = password.count - newlineLength(at: password.count, of: password)
+        password.truncate(to: length)
         return password.isEmpty ? nil : password
+    }
+
+    /// How many bytes of line end (`\n`, `\r\n`, or none) end `bytes[..<end]`.
+    private static func newlineLength(at end: Int, of bytes: SecureBytes) -> Int {
+        guard end >= 1, bytes[end - 1] == UInt8(ascii: "\n") else { return 0 }
+        return end >= 2 && bytes[end - 2] == UInt8(ascii: "\r") ? 2 : 1
     }
 
     /// `--unlock`: creates `login` with `password` if it is missing, then unlocks it. A damaged
@@ -37,7 +45,7 @@ enum Startup {
             log("created the login collection")
         } else {
             do {
-                try keychain.unlock(.login, password: password)
+                try unlock(keychain, password: password, log: log)
             } catch CofferError.authenticationFailed {
                 throw StartupError("the password given to --unlock does not open the login collection")
             } catch CofferError.storeCorrupt(let file, let reason) {
@@ -46,6 +54,22 @@ enum Startup {
             }
         }
         log("collection login unlocked")
+    }
+
+    /// Unlocks `login`. Earlier versions of `--unlock` kept a trailing newline in the password, so a
+    /// collection made by `echo pw | cofferd --unlock` has "pw\n" for password: when `password`
+    /// does not open it but `password` + "\n" does, the password is changed to `password` (so
+    /// that the CLI, which never sends the newline, opens it too) and the log says so.
+    private static func unlock(_ keychain: Keychain, password: SecureBytes, log: (String) -> Void) throws {
+        do {
+            try keychain.unlock(.login, password: password)
+        } catch CofferError.authenticationFailed {
+            let withNewline = try password.slice(0..<password.count)
+            try withNewline.append(UInt8(ascii: "\n"))
+            guard (try? keychain.unlock(.login, password: withNewline)) != nil else { throw CofferError.authenticationFailed }
+            try keychain.changePassword(.login, from: withNewline, to: password)
+            log("the login password was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
+        }
     }
 
     /// Owns the bus name, or explains who does.

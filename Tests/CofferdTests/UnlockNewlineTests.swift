@@ -1,0 +1,37 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// One rule for passwords on stdin, in cofferd as in coffer: a single trailing newline is not
+/// part of the password.
+@Suite(.timeLimit(.minutes(3))) struct UnlockNewlineTests {
+    @Test func aTrailingNewlineIsNotPartOfThePassword() throws {
+        let f = try DaemonFixture(password: "pw one\n")
+        defer { f.shutdown() }
+        _ = f.stopDaemon()
+        // The password without the newline opens it (a wrong one keeps cofferd from starting).
+        try f.startDaemon(unlock: true, password: "pw one")
+        _ = f.stopDaemon()
+        try f.startDaemon(unlock: true, password: "pw one\r\n")
+        _ = f.stopDaemon()
+        #expect(throws: (any Error).self) { try f.startDaemon(unlock: true, password: "pw one\n\n") }
+    }
+
+    /// A login made by an older cofferd, whose password kept the newline, still opens, and is
+    /// re-keyed so that the password without the newline opens it from then on.
+    @Test func aPasswordStoredWithItsNewlineIsMigrated() throws {
+        let f = try DaemonFixture(unlock: false)
+        defer { f.shutdown() }
+        _ = f.stopDaemon()
+        let store = Keychain(provider: try FileStore(directory: f.dataDir, kdf: .testing), sessionCollection: false)
+        try store.createCollection(label: "Login", id: .login, password: try SecureBytes(Array("legacy\n".utf8)))
+
+        try f.startDaemon(unlock: true, password: "legacy\n")
+        #expect(f.daemonLog.contains("trailing newline"), "\(f.daemonLog)")
+        _ = f.stopDaemon()
+        try f.startDaemon(unlock: true, password: "legacy")
+        #expect(!f.daemonLog.contains("trailing newline"))
+    }
+}
