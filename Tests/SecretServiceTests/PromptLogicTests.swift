@@ -92,3 +92,21 @@ import Testing
         try server.keychain.unlock(id, password: try Self.bytes("new"))
     }
 }
+
+/// CreateCollection's properties, as clients send them.
+@Suite(.timeLimit(.minutes(2))) struct CreateCollectionPropertyTests {
+    @Test func aLabelSentAsTheItemLabelProperty() throws {
+        Crypto.initialize()
+        let server = try InProcessServer(store: true, answers: [try PromptLogicTests.password("pw")])
+        defer { server.stop() }
+        let properties = try CollectionProperties(dbusValue: .variantDictionary(
+            [ItemProperties.labelKey: .string("From Rust")]))
+        let reply = try server.call(ServiceInterface.CreateCollection.self, on: SecretPath.service,
+                                    .init(properties: properties, alias: ""))
+        let made = try server.client.complete(prompt: reply.prompt)
+        #expect(try server.client.collection(try ObjectPath(dbusValue: made)).label == "From Rust")
+        #expect(throws: DBusError.self) {
+            try CollectionProperties(dbusValue: .variantDictionary([ItemProperties.labelKey: .uint32(1)]))
+        }
+    }
+}
