@@ -55,11 +55,15 @@ struct CollectionObject: DBusObject {
         if let type = input.properties.type, attributes[ItemClass.schemaAttribute] == nil {
             attributes[ItemClass.schemaAttribute] = type
         }
-        guard try !server.keychain.collection(id).isLocked else {
-            throw SecretServiceError.isLocked("Cannot create an item in a locked collection")
-        }
+        try Limits.validate(label: input.properties.label ?? "")
+        try Limits.validate(attributes: attributes)
         let secret = try server.secret(from: input.secret, for: caller)
         let item = NewItem(label: input.properties.label ?? "", attributes: attributes, secret: secret, owner: caller)
+        if try server.keychain.collection(id).isLocked {
+            // As oo7: a prompt that unlocks the collection, then stores the item.
+            let prompt = try server.makePrompt(owner: caller, action: .createItem(id, item, replace: input.replace))
+            return .init(item: SecretPath.none, prompt: prompt)
+        }
         let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: input.replace ? .replace : .allow)
         server.itemsChanged(in: id, isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
         return .init(item: SecretPath.item(reference), prompt: SecretPath.none)

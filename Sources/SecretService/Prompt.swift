@@ -9,13 +9,16 @@ import Synchronization
 /// a password. Its client calls `Prompt`, the dialog runs off the loop (one dialog at a time
 /// daemon-wide, so no client can flood the desktop with them), and the client
 /// gets `Completed(dismissed, result)` (unicast) with a result of the type it expects, also
-/// when dismissed: `ao` for unlock, `o` for create, `s` for a password change.
+/// when dismissed: `ao` for unlock, `o` for creating a collection or an item, `s` for a
+/// password change.
 final class Prompt: @unchecked Sendable {
     enum Action {
         /// The paths the client asked for, with the collection each names.
         case unlock([(ObjectPath, CollectionID)])
         case createCollection(label: String, alias: String)
         case changePassword(CollectionID)
+        /// CreateItem in a locked collection: unlock it, then store the item (as oo7 does).
+        case createItem(CollectionID, NewItem, replace: Bool)
     }
 
     /// What the dialog thread hands back to the loop.
@@ -24,6 +27,8 @@ final class Prompt: @unchecked Sendable {
         var result: DBusValue
         var unlocked: [CollectionID] = []
         var created: CollectionID?
+        /// An item stored, and whether it is new (else it replaced one).
+        var item: (ItemReference, isNew: Bool)?
     }
 
     let number: UInt64
@@ -56,7 +61,7 @@ final class Prompt: @unchecked Sendable {
     private var emptyResult: DBusValue {
         switch action {
         case .unlock: .array(elementSignature: .objectPath, [])
-        case .createCollection: .objectPath(SecretPath.none)
+        case .createCollection, .createItem: .objectPath(SecretPath.none)
         case .changePassword: .string("")
         }
     }
@@ -107,6 +112,10 @@ final class Prompt: @unchecked Sendable {
             server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionCreated, [.objectPath(SecretPath.collection(id))])
             server.collectionsChanged()
         }
+        if let (reference, isNew) = outcome.item {
+            server.itemsChanged(in: reference.collection, isNew ? CollectionInterface.Signal.itemCreated : CollectionInterface.Signal.itemChanged,
+                                reference)
+        }
         guard !finished else { return }
         finished = true
         server.finishPrompt(self)
@@ -120,7 +129,25 @@ final class Prompt: @unchecked Sendable {
         case .unlock(let targets): return unlock(targets, passwords)
         case .createCollection(let label, let alias): return create(label: label, alias: alias, passwords)
         case .changePassword(let id): return change(id, passwords)
+        case .createItem(let id, let item, let replace): return createItem(item, in: id, replace: replace, passwords)
         }
+    }
+
+    private func createItem(_ item: NewItem, in id: CollectionID, replace: Bool, _ passwords: any PasswordAsker) -> Outcome {
+        let path = SecretPath.collection(id)
+        var outcome = unlock([(path, id)], passwords)
+        guard !outcome.dismissed, !isCancelled else {
+            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked)
+        }
+        do {
+            let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: replace ? .replace : .allow)
+            outcome.result = .objectPath(SecretPath.item(reference))
+            outcome.item = (reference, isNew)
+        } catch {
+            server.log("prompt p\(number): cannot store the item in \(id): \(error)")
+            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked)
+        }
+        return outcome
     }
 
     /// The user's password, or nil if they cancelled, no dialog could be shown, or the prompt

@@ -162,9 +162,13 @@ import Testing
 
         // Locked: secrets are refused, items still listed, reads answer without data.
         expectDBusError(ErrorName.isLocked) { _ = try c.getSecret(item, session: session) }
-        expectDBusError(ErrorName.isLocked) {
-            try c.createItem(label: "n", attributes: ["lock": "2"], secret: "n", session: session)
-        }
+        // CreateItem answers with a prompt that would unlock, then store (as oo7); dismissed, it stores nothing.
+        let pending = try c.call(SS.login, SS.collectionInterface, "CreateItem",
+                                 [.variantDictionary([SS.itemLabel: .string("n")]), try c.encode("n", session: session), .boolean(false)])
+        #expect(pending[0].objectPath == SS.none)
+        let prompt = try #require(pending[1].objectPath)
+        #expect(prompt != SS.none)
+        try c.call(prompt, SS.promptInterface, "Dismiss")
         expectDBusError(ErrorName.isLocked) {
             try c.call(item, SS.itemInterface, "SetSecret", [try c.encode("new", session: session)])
         }

@@ -110,3 +110,30 @@ import Testing
         }
     }
 }
+
+/// CreateItem in a locked collection: a prompt unlocks it, then the item is stored (as oo7).
+@Suite(.timeLimit(.minutes(2))) struct CreateItemWhileLockedTests {
+    @Test func thePromptUnlocksThenStores() throws {
+        let (server, work) = try PromptLogicTests.lockedWork(answers: [try PromptLogicTests.password("right")])
+        defer { server.stop() }
+        let session = try server.client.openSession()
+        let item = try server.client.createItem(in: work, label: "late", attributes: ["k": "v"],
+                                                secret: try PromptLogicTests.bytes("stored after unlock"), session: session)
+        #expect(item != SecretPath.none && item.isInside(work))
+        #expect(try !server.client.collection(work).isLocked)
+        #expect(try server.client.secret(of: item, session: session).bytes == (try PromptLogicTests.bytes("stored after unlock")))
+        #expect(server.passwords.requests.count == 1)
+    }
+
+    @Test func dismissedItStoresNothing() throws {
+        let (server, work) = try PromptLogicTests.lockedWork(answers: [.cancelled])
+        defer { server.stop() }
+        let session = try server.client.openSession()
+        #expect(throws: PromptError.dismissed) {
+            try server.client.createItem(in: work, label: "late", attributes: ["k": "v"],
+                                         secret: try PromptLogicTests.bytes("never"), session: session)
+        }
+        #expect(try server.client.collection(work).isLocked)
+        #expect(try server.keychain.info(CollectionID("work")!).itemCount == 0)
+    }
+}
