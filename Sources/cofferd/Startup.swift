@@ -35,40 +35,41 @@ enum Startup {
         return end >= 2 && bytes[end - 2] == UInt8(ascii: "\r") ? 2 : 1
     }
 
-    /// `--unlock`: creates `login` with `password` if it is missing, then unlocks it. A damaged
-    /// `login` file is left exactly as it is (never replaced by a fresh one) and reported; the
-    /// daemon still starts and serves the other collections.
+    /// `--unlock`: unlocks the collection the `default` alias names (where clients store when
+    /// they name none); when there is none, creates `login` with `password` and unlocks it. A
+    /// damaged collection is left exactly as it is (never replaced by a fresh one) and
+    /// reported; the daemon still starts and serves the other collections.
     static func unlockLogin(_ keychain: Keychain, password: SecureBytes?, log: (String) -> Void) throws {
         guard let password else { return }
-        if try !keychain.collectionIDs().contains(.login) {
+        guard let target = try keychain.resolveAlias(Keychain.defaultAlias) else {
             try keychain.createCollection(label: "Login", id: .login, password: password)
-            log("created the login collection")
-        } else {
-            do {
-                try unlock(keychain, password: password, log: log)
-            } catch CofferError.authenticationFailed {
-                throw StartupError("the password given to --unlock does not open the login collection")
-            } catch CofferError.storeCorrupt(let file, let reason) {
-                log("warning: the login collection is damaged (\(file): \(reason)); it was left untouched and stays locked. The other collections are served. Move the file aside (or restore it from a backup) to start a new login collection")
-                return
-            }
+            log("created the login collection (the default one), and unlocked it")
+            return
         }
-        log("collection login unlocked")
+        do {
+            try unlock(target, in: keychain, password: password, log: log)
+        } catch CofferError.authenticationFailed {
+            throw StartupError("the password given to --unlock does not open the collection '\(target)', which the default alias names")
+        } catch CofferError.storeCorrupt(let file, let reason) {
+            log("warning: the \(target) collection is damaged (\(file): \(reason)); it was left untouched and stays locked. The other collections are served. Move the file aside (or restore it from a backup) to start anew")
+            return
+        }
+        log("collection \(target) unlocked (the default one)")
     }
 
-    /// Unlocks `login`. Earlier versions of `--unlock` kept a trailing newline in the password, so a
-    /// collection made by `echo pw | cofferd --unlock` has "pw\n" for password: when `password`
+    /// Unlocks `id`. Earlier versions of `--unlock` kept a trailing newline in the password, so
+    /// a collection made by `echo pw | cofferd --unlock` has "pw\n" for password: when `password`
     /// does not open it but `password` + "\n" does, the password is changed to `password` (so
     /// that the CLI, which never sends the newline, opens it too) and the log says so.
-    private static func unlock(_ keychain: Keychain, password: SecureBytes, log: (String) -> Void) throws {
+    private static func unlock(_ id: CollectionID, in keychain: Keychain, password: SecureBytes, log: (String) -> Void) throws {
         do {
-            try keychain.unlock(.login, password: password)
+            try keychain.unlock(id, password: password)
         } catch CofferError.authenticationFailed {
             let withNewline = try password.slice(0..<password.count)
             try withNewline.append(UInt8(ascii: "\n"))
-            guard (try? keychain.unlock(.login, password: withNewline)) != nil else { throw CofferError.authenticationFailed }
-            try keychain.changePassword(.login, from: withNewline, to: password)
-            log("the login password was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
+            guard (try? keychain.unlock(id, password: withNewline)) != nil else { throw CofferError.authenticationFailed }
+            try keychain.changePassword(id, from: withNewline, to: password)
+            log("the password of \(id) was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
         }
     }
 

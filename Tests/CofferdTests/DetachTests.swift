@@ -29,11 +29,11 @@ import Testing
         #expect(try c.isLocked(SS.login) == false)
         try f.store(label: "detached", ["k": "detached"], secret: Array("d".utf8))
         #expect(try f.lookup(["k": "detached"]).stdout == "d")
-        // Every byte up to end of file was the password, the trailing newline included.
+        // The password was read whole, less its one trailing newline.
         try c.service("Lock", [.objectPathArray([SS.login])])
         let session = try c.openDH()
-        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: "detached password", session: session) }
-        try c.unlockWithMasterPassword(SS.login, password: password, session: session)
+        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: password, session: session) }
+        try c.unlockWithMasterPassword(SS.login, password: "detached password", session: session)
         #expect(try c.isLocked(SS.login) == false)
 
         #expect(daemon.stop(), "detached cofferd ignored SIGTERM")

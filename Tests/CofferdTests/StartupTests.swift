@@ -5,24 +5,7 @@ import Testing
 
 /// `--unlock` and starting without a login collection.
 @Suite(.timeLimit(.minutes(10))) struct StartupTests {
-    /// Every byte on stdin is the password, a trailing newline included.
-    @Test func unlockReadsStdinToTheEndVerbatim() throws {
-        let f = try DaemonFixture(password: "with newline\n")
-        defer { f.shutdown() }
-        let c = f.client!
-        #expect(try c.isLocked(SS.login) == false)
-        try c.service("Lock", [.objectPathArray([SS.login])])
-        let session = try c.openDH()
-        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: "with newline", session: session) }
-        try c.unlockWithMasterPassword(SS.login, password: "with newline\n", session: session)
-        #expect(try c.isLocked(SS.login) == false)
-
-        // Restarting with the same bytes unlocks; without the newline it refuses to start.
-        #expect(f.stopDaemon()?.exitCode == 0)
-        #expect(throws: (any Error).self) { try f.startDaemon(unlock: true, password: "with newline") }
-        try f.startDaemon(unlock: true, password: "with newline\n")
-        #expect(try f.client.isLocked(SS.login) == false)
-    }
+    // How --unlock reads its password: UnlockNewlineTests.
 
     @Test func emptyStdinCreatesNothing() throws {
         let f = try DaemonFixture(password: "")

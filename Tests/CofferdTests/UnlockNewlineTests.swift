@@ -35,3 +35,24 @@ import Testing
         #expect(!f.daemonLog.contains("trailing newline"))
     }
 }
+
+/// `--unlock` opens the collection the default alias names, and creates `login` only when
+/// there is no default collection.
+@Suite(.timeLimit(.minutes(3))) struct UnlockDefaultTests {
+    @Test func theDefaultAliasDecidesWhatUnlocks() throws {
+        let f = try DaemonFixture(unlock: false)
+        defer { f.shutdown() }
+        _ = f.stopDaemon()
+        let store = Keychain(provider: try FileStore(directory: f.dataDir, kdf: .testing), sessionCollection: false)
+        let work = try store.createCollection(label: "Work", id: CollectionID("work")!, password: try SecureBytes(Array("work pw".utf8)))
+        try store.setAlias(Keychain.defaultAlias, to: work)
+
+        try f.startDaemon(unlock: true, password: "work pw")
+        #expect(f.daemonLog.contains("collection work unlocked (the default one)"), "\(f.daemonLog)")
+        #expect(!f.daemonLog.contains("created the login collection"))
+        _ = f.stopDaemon()
+        #expect(try !store.collectionIDs().contains(.login), "no login was made beside the default collection")
+        // A password that does not open the default collection keeps cofferd from starting, saying which.
+        #expect(throws: (any Error).self) { try f.startDaemon(unlock: true, password: "login pw") }
+    }
+}
