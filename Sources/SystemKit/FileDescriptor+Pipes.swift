@@ -28,6 +28,13 @@ extension FileDescriptor {
     /// Whether the descriptor is a terminal.
     public var isTerminal: Bool { isatty(rawValue) == 1 }
 
+    /// The path of the terminal the descriptor is (e.g. `/dev/pts/3`), or nil if it is none.
+    public var terminalPath: String? {
+        var name = [CChar](repeating: 0, count: 256)
+        guard ttyname_r(rawValue, &name, name.count) == 0 else { return nil }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// `write(_:)` that turns a closed pipe into `Errno.brokenPipe` instead of a SIGPIPE that
     /// kills the process, without touching the process-wide disposition: SIGPIPE is blocked in
     /// this thread for the call, and one the write raised is consumed before it is unblocked.

@@ -44,7 +44,7 @@ struct Cofferd: ParsableCommand {
     @Option(help: "Directory of the encrypted store.")
     var dataDir: String?
 
-    @Option(help: "The pinentry program that asks for passwords (default: $COFFER_PINENTRY, else the first of pinentry-gnome3, -qt, -gtk-2, -curses, -tty found).")
+    @Option(help: "The pinentry program that asks for passwords (default: $COFFER_PINENTRY, else the first found of pinentry-gnome3, -qt, -gtk-2 when there is a display, and of pinentry-curses, -tty when there is a terminal: $GPG_TTY, or the one cofferd was started from).")
     var pinentry: String?
 
     @Option(help: ArgumentHelp("Bus address to serve on instead of the session bus.", visibility: .hidden))
@@ -59,6 +59,9 @@ struct Cofferd: ParsableCommand {
         ProcessControl.ignore(signal: SIGPIPE)
         // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
         // threads are not inherited by a child, so they must be set up in the process that serves.
+        // The terminal cofferd was started from, if any, for a terminal pinentry (known only
+        // before detaching, which leaves it).
+        let terminal = FileDescriptor.standardError.terminalPath ?? FileDescriptor.standardOutput.terminalPath
         let readiness = foreground ? nil : try Daemonizer.detach()
         Crypto.initialize(secureMemoryBytes: secureMemoryKib << 10)
         let log = Log.line
@@ -78,11 +81,20 @@ struct Cofferd: ParsableCommand {
         Shutdown.install(on: connection, log: log)
         try Startup.claimName(on: connection, replace: replace, log: log)
         let program = pinentry ?? ProcessInfo.processInfo.environment["COFFER_PINENTRY"]
-        let server = SecretServer(keychain: keychain, connection: connection, passwords: Pinentry(program: program), log: log)
+        let server = SecretServer(keychain: keychain, connection: connection,
+                                  passwords: Pinentry(program: program, environment: pinentryEnvironment(startedOn: terminal)), log: log)
         try server.start()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready()
         connection.run()
         log("stopped")
+    }
+
+    /// The environment pinentry runs in: cofferd's, with `GPG_TTY` set to the terminal cofferd
+    /// was started from when it is not set already.
+    private func pinentryEnvironment(startedOn terminal: String?) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        if (environment["GPG_TTY"] ?? "").isEmpty, let terminal { environment["GPG_TTY"] = terminal }
+        return environment
     }
 }

@@ -295,13 +295,13 @@ struct PinentryProgramTests {
     @Test("with no pinentry anywhere in PATH the answer says what to install")
     func noneInPath() throws {
         let setup = try FakeSetup(answers: nil)
-        let pinentry = Pinentry(program: nil, environment: ["PATH": setup.directory])
+        let pinentry = Pinentry(program: nil, environment: ["PATH": setup.directory, "GPG_TTY": "/dev/pts/9"])
         #expect(pinentry.programPath == nil)
         #expect(unavailableText(pinentry.ask(request())) == Pinentry.notFoundMessage)
         #expect(Pinentry.notFoundMessage.contains("--pinentry"))
     }
 
-    @Test("names are looked up in the given PATH; the default list is tried in order")
+    @Test("names are looked up in the given PATH; the programs for the session are tried in order")
     func lookup() throws {
         let setup = try FakeSetup(answers: ["via path", "via default"])
         let bin = setup.directory + "/bin"
@@ -319,7 +319,8 @@ struct PinentryProgramTests {
         #expect(named.programPath == bin + "/FakePinentry")
         #expect(passwordBytes(named.ask(request())) == Array("via path".utf8))
 
-        let chosen = Pinentry(program: nil, environment: setup.environment(["PATH": path]))
+        // A display and a terminal: the graphical programs first (unusable here), then the terminal ones.
+        let chosen = Pinentry(program: nil, environment: setup.environment(["PATH": path, "DISPLAY": ":9", "GPG_TTY": "/dev/null"]))
         #expect(chosen.programPath == bin + "/pinentry-curses")
         #expect(passwordBytes(chosen.ask(request())) == Array("via default".utf8))
     }
