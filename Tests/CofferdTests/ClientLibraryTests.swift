@@ -1,7 +1,7 @@
 import CofferCore
 import CofferCrypto
 import DBusKit
-import SecretServiceClient
+@_spi(KeyAgreement) import SecretServiceClient
 import SecretServiceProtocol
 import Testing
 
@@ -69,6 +69,27 @@ struct ClientLibraryTests {
         }
         #expect(seen == 100)
         #expect(try client.collection(login).items.count == 100)
+    }
+
+    /// A DH session opened with the public key sent as the provider must also accept it:
+    /// without its leading zeros, or with more of them. The shared secret is the one the key
+    /// came from.
+    @Test func encryptedSessionsForOtherPublicKeyEncodings() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let plain = try client.openSession(.plain)
+        let item = try client.createItem(in: SecretPath.collection(.login), label: "k", attributes: ["k": "1"],
+                                         secret: try Self.bytes("start"), session: plain)
+        for encode in [{ (key: [UInt8]) in Array(key.drop { $0 == 0 }) }, { [0, 0] + $0 }] {
+            let pair = try DHKeyPair()
+            let (session, shared) = try ClientSession.openEncrypted(with: client, keyPair: pair, sending: encode(pair.publicKey))
+            #expect(session.isEncrypted && shared.count == DHKeyPair.primeLength)
+            try client.setSecret(of: item, to: try Self.bytes("via \(session.path)"), session: session)
+            #expect(try client.secret(of: item, session: plain).bytes == (try Self.bytes("via \(session.path)")))
+            #expect(try client.secret(of: item, session: session).bytes == (try Self.bytes("via \(session.path)")))
+        }
     }
 
     /// Unlock through a prompt, a dismissed prompt, and collections made and deleted through
