@@ -181,7 +181,7 @@ import Testing
             try c.createItem(label: "x", attributes: ["": "empty name"], secret: "s", session: session)
         }
         expectDBusError(DBusError.Name.invalidArgs) {
-            try c.library.createCollection(label: String(repeating: "c", count: 5000), password: SecureBytes("pw"), session: session)
+            _ = try c.library.createCollection(label: String(repeating: "c", count: 5000), password: SecureBytes("pw"), session: session)
         }
         #expect(try c.library.collection(SecretPath.login).label == "Login")
         #expect(try c.library.item(item).label == "target")

@@ -1,6 +1,8 @@
 import CofferCore
 import CofferCrypto
+import CofferTestSupport
 import DBusKit
+import Dispatch
 @_spi(KeyAgreement) import SecretServiceClient
 import SecretServiceProtocol
 import Testing
@@ -69,6 +71,37 @@ struct ClientLibraryTests {
         }
         #expect(seen == 100)
         #expect(try client.collection(login).items.count == 100)
+    }
+
+    /// The loop thread runs only while a prompt is awaited: calls from several threads at once,
+    /// before, during and after it, all get their replies, and the prompt completes.
+    @Test func callsFromManyThreadsWhileAPromptIsAwaited() throws {
+        let f = try DaemonFixture(pinentry: ["AFTER 0.5 \(DaemonFixture.loginPassword)"])
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        let session = try client.openSession()
+        let item = try client.createItem(in: login, label: "t", attributes: ["t": "1"], secret: try Self.bytes("x"), session: session)
+        #expect(try client.lock([login]) == [login])
+        let failures = Shared<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            do {
+                if thread == 0 {
+                    let unlocked = try client.unlock([login])
+                    if unlocked != [login] { failures.mutate { $0.append("unlock returned \(unlocked)") } }
+                    return
+                }
+                for _ in 0..<100 {
+                    let found = try client.search(["t": "1"])
+                    if found.unlocked + found.locked != [item] { failures.mutate { $0.append("search found \(found)") } }
+                }
+            } catch {
+                failures.mutate { $0.append("thread \(thread): \(error)") }
+            }
+        }
+        #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
+        #expect(try client.secret(of: item, session: session).bytes == (try Self.bytes("x")))
     }
 
     /// A DH session opened with the public key sent as the provider must also accept it:

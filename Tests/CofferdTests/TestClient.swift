@@ -37,7 +37,7 @@ final class TestClient: @unchecked Sendable {
             throw error
         }
         self.recorder = recorder
-        library = SecretServiceClient(connection: connection)
+        library = SecretServiceClient(connection: connection, receivesSignals: true)
     }
 
     var connection: DBusConnection { library.connection }
