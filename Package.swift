@@ -61,7 +61,8 @@ let package = Package(
         // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring).
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
                           path: "Benchmarks/CofferBench"),
-        .executableTarget(name: "coffer-bus-bench", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"],
+        .executableTarget(name: "coffer-bus-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
+                                                                 "CofferCrypto", "DBusKit", "CofferTestSupport"],
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
