@@ -74,7 +74,8 @@ let package = Package(
                           path: "Tests/Tools/StoreTortureWriter"),
         .executableTarget(name: "FakePinentry", path: "Tests/Tools/FakePinentry"),
         // `coffer-torture`: SIGKILLs the real cofferd under writers (scripts/torture, BusTortureTests).
-        .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
+        .executableTarget(name: "coffer-torture", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
+                                                               "CofferCrypto", "DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
