@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "SecretServiceClient", "CofferCore"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "CofferTestSupport"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferCore", "CofferTestSupport",
                                                       "SecretServiceProtocol", "SecretServiceClient"]),

@@ -1,3 +1,4 @@
+import CofferCore
 import Foundation
 import Testing
 
@@ -36,7 +37,7 @@ import Testing
         #expect(listed.out.contains("label = GitHub"))
         #expect(listed.out.contains("attribute.service = github.com"))
         #expect(listed.out.contains("attribute.account = alice"))
-        #expect(listed.out.contains("attribute.xdg:schema = org.freedesktop.Secret.Generic"))
+        #expect(listed.out.contains("attribute.xdg:schema = \(ItemClass.genericPassword.schema)"))
         #expect(listed.out.contains("locked = no"))
         #expect(!listed.out.contains(replacement))
 
@@ -59,7 +60,7 @@ import Testing
         #expect(object["secret"] as? String == replacement)
         let attributes = try #require(object["attributes"] as? [String: String])
         #expect(attributes == ["service": "github.com", "account": "alice",
-                               "xdg:schema": "org.freedesktop.Secret.Generic"])
+                               "xdg:schema": ItemClass.genericPassword.schema])
 
         // Update label and secret of every match.
         let newSecret = "updated-secret-value"
