@@ -125,7 +125,8 @@ extension Array: DBusRepresentable where Element: DBusRepresentable {
     public var dbusValue: DBusValue {
         // (An empty array casts to any element type: test the type, not the value.)
         if Element.self == UInt8.self, let bytes = self as? [UInt8] { return .bytes(bytes) }
-        return .array(elementSignature: Element.dbusType, map(\.dbusValue))
+        // (A closure, not \.dbusValue: a key path in generic code is built anew on every call.)
+        return .array(elementSignature: Element.dbusType, map { $0.dbusValue })
     }
 }
 
@@ -154,7 +155,7 @@ extension Dictionary: DBusRepresentable where Key: DBusRepresentable, Value: DBu
         let entries = map { (key: $0.key.dbusValue, value: $0.value.dbusValue) }
             .map { (text: Self.sortText($0.key), entry: DBusValue.DictionaryEntry(key: $0.key, value: $0.value)) }
             .sorted { $0.text < $1.text }
-            .map(\.entry)
+            .map { $0.entry }
         return .dictionary(keySignature: Key.dbusType, valueSignature: Value.dbusType, entries)
     }
 
