@@ -101,9 +101,14 @@ final class Client {
         return found.unlocked + found.locked
     }
 
-    /// One GetSecrets call (not split in batches), its secrets left encrypted.
+    /// One GetSecrets call (not split in batches). Its reply is read as the bus carries it, not
+    /// decoded into secure memory and a typed map: the figure is the provider's and the bus's
+    /// time, as for the other calls (decoding 100 secrets costs the client about 1 µs each).
     func getSecrets(_ items: [ObjectPath]) throws {
-        _ = try library.call(ServiceInterface.GetSecrets.self, on: SecretPath.service, .init(items: items, session: session.path))
+        typealias GetSecrets = ServiceInterface.GetSecrets
+        let input = GetSecrets.Input(items: items, session: session.path)
+        _ = try library.connection.call(destination: library.destination, path: SecretPath.service, interface: GetSecrets.interface,
+                                        member: GetSecrets.name, arguments: input.argumentValues)
     }
 
     func ping() throws {
