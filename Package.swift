@@ -75,7 +75,8 @@ let package = Package(
         // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring).
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
                           path: "Benchmarks/CofferBench"),
-        .executableTarget(name: "coffer-bus-bench", dependencies: ["DBusKit", "CofferCrypto", "CofferTestSupport"],
+        .executableTarget(name: "coffer-bus-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
+                                                                 "CofferCrypto", "DBusKit", "CofferTestSupport"],
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
@@ -87,7 +88,8 @@ let package = Package(
                           path: "Tests/Tools/StoreTortureWriter"),
         .executableTarget(name: "FakePinentry", dependencies: ["SystemKit"], path: "Tests/Tools/FakePinentry"),
         // `coffer-torture`: SIGKILLs the real cofferd under writers (scripts/torture, BusTortureTests).
-        .executableTarget(name: "coffer-torture", dependencies: ["DBusKit", "CofferTestSupport"],
+        .executableTarget(name: "coffer-torture", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
+                                                               "CofferCrypto", "DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),

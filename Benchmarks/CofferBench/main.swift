@@ -45,7 +45,7 @@ func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
 func secretBytes(_ text: String) throws -> Secret { Secret(bytes: try SecureBytes(Array(text.utf8))) }
 
 func attributes(_ n: Int) -> Attributes {
-    ["service": "bench.example.org", "account": "user\(n)", "xdg:schema": "org.freedesktop.Secret.Generic"]
+    ["service": "bench.example.org", "account": "user\(n)", ItemClass.schemaAttribute: ItemClass.genericPassword.schema]
 }
 
 let options = Options(CommandLine.arguments)

@@ -125,12 +125,14 @@ extension Array: DBusRepresentable where Element: DBusRepresentable {
     public var dbusValue: DBusValue {
         // (An empty array casts to any element type: test the type, not the value.)
         if Element.self == UInt8.self, let bytes = self as? [UInt8] { return .bytes(bytes) }
-        return .array(elementSignature: Element.dbusType, map(\.dbusValue))
+        // (A closure, not \.dbusValue: a key path in generic code is built anew on every call.)
+        return .array(elementSignature: Element.dbusType, map { $0.dbusValue })
     }
 }
 
-/// `a{<key><value>}`, entries sent sorted by key's text form (deterministic messages); a key
-/// received twice keeps its last value.
+/// `a{<key><value>}`, entries sent sorted by key (deterministic messages; string and object
+/// path keys by their text, as `stringDictionary` does); a key received twice keeps its last
+/// value.
 extension Dictionary: DBusRepresentable where Key: DBusRepresentable, Value: DBusRepresentable {
     public static var dbusType: Signature {
         Signature(unchecked: "a{" + Key.dbusType.rawValue + Value.dbusType.rawValue + "}")
@@ -148,8 +150,22 @@ extension Dictionary: DBusRepresentable where Key: DBusRepresentable, Value: DBu
     }
 
     public var dbusValue: DBusValue {
-        let entries = map { DBusValue.DictionaryEntry(key: $0.key.dbusValue, value: $0.value.dbusValue) }
-            .sorted { "\($0.key)" < "\($1.key)" }
+        // Each key's text is worked out once: printing a value is slow (reflection), and every
+        // typed call and reply with a dictionary comes this way.
+        let entries = map { (key: $0.key.dbusValue, value: $0.value.dbusValue) }
+            .map { (text: Self.sortText($0.key), entry: DBusValue.DictionaryEntry(key: $0.key, value: $0.value)) }
+            .sorted { $0.text < $1.text }
+            .map { $0.entry }
         return .dictionary(keySignature: Key.dbusType, valueSignature: Value.dbusType, entries)
+    }
+
+    /// What entries are sorted by: a key's text (dictionary keys are basic values).
+    private static func sortText(_ key: DBusValue) -> String {
+        switch key {
+        case .string(let text): text
+        case .objectPath(let path): path.rawValue
+        case .signature(let signature): signature.rawValue
+        default: "\(key)"
+        }
     }
 }

@@ -36,14 +36,24 @@ public final class ClientSession: Sendable {
         if security == .plain { return try openPlain(with: client) }
         do {
             let pair = try DHKeyPair()
-            let reply = try client.call(ServiceInterface.OpenSession.self, on: SecretPath.service,
-                                        .init(algorithm: encryptedAlgorithm, input: .bytes(pair.publicKey)))
-            guard case .bytes(let peer) = reply.output.value else { throw SecretServiceClient.unexpected("OpenSession") }
-            let shared = try pair.sharedSecret(peerPublicKey: peer)
-            return ClientSession(path: reply.session, key: try AES128CBCKey(try SecretServiceKey.derive(sharedSecret: shared)))
+            return try openEncrypted(with: client, keyPair: pair, sending: pair.publicKey).session
         } catch let error as DBusError where error.name == DBusError.Name.notSupported && security == .preferEncrypted {
             return try openPlain(with: client)
         }
+    }
+
+    /// Opens a DH session for `pair`, sending `publicKey`: its public key, or (to test a
+    /// provider's key agreement) the same number with other leading zeros. Also returns the
+    /// shared secret both sides derived the key from.
+    @_spi(KeyAgreement)
+    public static func openEncrypted(with client: SecretServiceClient, keyPair pair: DHKeyPair,
+                                     sending publicKey: [UInt8]) throws -> (session: ClientSession, sharedSecret: SecureBytes) {
+        let reply = try client.call(ServiceInterface.OpenSession.self, on: SecretPath.service,
+                                    .init(algorithm: encryptedAlgorithm, input: .bytes(publicKey)))
+        guard case .bytes(let peer) = reply.output.value else { throw SecretServiceClient.unexpected("OpenSession") }
+        let shared = try pair.sharedSecret(peerPublicKey: peer)
+        let key = try AES128CBCKey(try SecretServiceKey.derive(sharedSecret: shared))
+        return (ClientSession(path: reply.session, key: key), shared)
     }
 
     private static func openPlain(with client: SecretServiceClient) throws -> ClientSession {

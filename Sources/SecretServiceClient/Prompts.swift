@@ -37,6 +37,8 @@ extension SecretServiceClient {
         // gnome-keyring broadcasts Completed; cofferd sends it to the caller only.
         try connection.addMatch(rule.matchRule)
         defer { try? connection.removeMatch(rule.matchRule) }
+        startLoop()
+        defer { stopLoop() }
 
         _ = try call(PromptInterface.Prompt.self, on: prompt, .init(windowID: windowID))
         guard completed.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds) * 1000)) == .success,

@@ -2,14 +2,16 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import SecretServiceProtocol
+import Synchronization
 
 /// A client of the Secret Service: whichever provider owns `org.freedesktop.secrets` (cofferd,
 /// gnome-keyring, oo7, KeePassXC, KDE), or a given bus name.
 ///
 /// Every call is typed (SecretServiceProtocol), every secret and password travels in secure
 /// memory, prompts are run and awaited, and D-Bus errors come back as `DBusError` (use
-/// `SecretServiceError(error)` to recognise the Secret Service's own). The client runs its
-/// connection's loop on a thread of its own, so that it sees prompts' `Completed` signals; its
+/// `SecretServiceError(error)` to recognise the Secret Service's own). Calls are made on the
+/// calling thread; the connection's loop runs on a thread of its own while a prompt is awaited
+/// (to see its `Completed` signal), or for the client's lifetime with `receivesSignals`. Its
 /// methods may be called from any thread.
 ///
 /// ```swift
@@ -32,13 +34,18 @@ public final class SecretServiceClient: @unchecked Sendable {
     public let connection: DBusConnection
     /// Whom calls go to: `busName`, or a unique name.
     public let destination: String
-    private let loop: LoopThread
+    /// The loop thread and how many are using it: `receivesSignals`, prompts being awaited.
+    private let loop = Mutex<(thread: LoopThread?, users: Int)>((nil, 0))
 
-    /// A client on `connection`, calling `destination`.
-    public init(connection: DBusConnection, destination: String = SecretServiceClient.busName) {
+    /// A client on `connection`, calling `destination`. With `receivesSignals`, the
+    /// connection's loop runs for the client's lifetime, so that handlers the caller adds to
+    /// `connection` see every signal (calls then pass through the loop thread); without, it
+    /// runs only while a prompt is awaited, and a call costs no thread switch.
+    public init(connection: DBusConnection, destination: String = SecretServiceClient.busName,
+                receivesSignals: Bool = false) {
         self.connection = connection
         self.destination = destination
-        loop = LoopThread(connection)
+        if receivesSignals { startLoop() }
     }
 
     /// A client on the session bus; `DBusError` if there is none or nobody provides the
@@ -56,7 +63,10 @@ public final class SecretServiceClient: @unchecked Sendable {
 
     /// Stops the loop thread and closes the connection (sessions end with it).
     public func close() {
-        loop.stop()
+        loop.withLock { loop in
+            loop.thread?.stop()
+            loop.thread = nil
+        }
         connection.close()
     }
 
@@ -89,6 +99,27 @@ public final class SecretServiceClient: @unchecked Sendable {
     public func setProperty(_ name: String, of interface: String, on path: ObjectPath, to value: DBusValue) throws(DBusError) {
         _ = try connection.call(destination: destination, path: path, interface: Properties.interface,
                                 member: "Set", arguments: [.string(interface), .string(name), .variant(value)])
+    }
+
+    // MARK: The loop
+
+    /// Runs the connection's loop on a thread unless it runs already; `stopLoop()` undoes it.
+    func startLoop() {
+        loop.withLock { loop in
+            if loop.users == 0 { loop.thread = LoopThread(connection) }
+            loop.users += 1
+        }
+    }
+
+    /// Stops the loop thread once nobody uses it (holding the lock until it has left the loop:
+    /// a connection runs one loop at a time).
+    func stopLoop() {
+        loop.withLock { loop in
+            loop.users -= 1
+            guard loop.users == 0 else { return }
+            loop.thread?.stop()
+            loop.thread = nil
+        }
     }
 
     /// The provider answered with something the specification does not allow.

@@ -1,4 +1,5 @@
 import CofferTestSupport
+import CofferCore
 import Foundation
 import Testing
 
@@ -37,7 +38,7 @@ import Testing
         #expect(listed.stdout.contains("label = GitHub"))
         #expect(listed.stdout.contains("attribute.service = github.com"))
         #expect(listed.stdout.contains("attribute.account = alice"))
-        #expect(listed.stdout.contains("attribute.xdg:schema = org.freedesktop.Secret.Generic"))
+        #expect(listed.stdout.contains("attribute.xdg:schema = \(ItemClass.genericPassword.schema)"))
         #expect(listed.stdout.contains("locked = no"))
         #expect(!listed.stdout.contains(replacement))
 
@@ -60,7 +61,7 @@ import Testing
         #expect(object["secret"] as? String == replacement)
         let attributes = try #require(object["attributes"] as? [String: String])
         #expect(attributes == ["service": "github.com", "account": "alice",
-                               "xdg:schema": "org.freedesktop.Secret.Generic"])
+                               "xdg:schema": ItemClass.genericPassword.schema])
 
         // Update label and secret of every match.
         let newSecret = "updated-secret-value"

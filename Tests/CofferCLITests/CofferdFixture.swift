@@ -1,6 +1,6 @@
 import CofferTestSupport
-import DBusKit
 import Foundation
+import SecretServiceClient
 import Testing
 
 /// One daemon-mode test's world: a private bus, the built `cofferd` serving its own data
@@ -11,7 +11,6 @@ import Testing
 /// Every wait has a deadline and `shutdown()` stops the daemon (SIGTERM, then SIGKILL) and the
 /// bus: a broken daemon fails a test, never hangs it.
 final class CofferdFixture {
-    static let busName = "org.freedesktop.secrets"
     static let loginPassword = "daemon login password"
 
     let root: String
@@ -52,7 +51,7 @@ final class CofferdFixture {
                                      environment: environment, stdin: Array(Self.loginPassword.utf8))
         daemon = child
         do {
-            try bus.waitForOwner(of: Self.busName, startedBy: child)
+            try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: child)
         } catch {
             daemon = nil
             throw error

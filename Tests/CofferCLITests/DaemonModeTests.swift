@@ -1,3 +1,4 @@
+import CofferCore
 import CofferTestSupport
 import Foundation
 import Testing
@@ -53,7 +54,7 @@ import Testing
         #expect(first["label"] as? String == "GitHub")
         #expect(first["locked"] as? Bool == false)
         #expect(first["secret"] as? String == "second-token")
-        #expect((first["attributes"] as? [String: String])?["xdg:schema"] == "org.freedesktop.Secret.Generic")
+        #expect((first["attributes"] as? [String: String])?["xdg:schema"] == ItemClass.genericPassword.schema)
         let only = try daemon.expect(0, ["search", "--service", "api", "--secret-only"])
         #expect(only.stdout == "bot-token\n")
         try daemon.expect(1, ["search", "--service", "nowhere"])

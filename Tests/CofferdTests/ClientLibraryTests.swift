@@ -1,7 +1,10 @@
+import Synchronization
 import CofferCore
 import CofferCrypto
+import CofferTestSupport
 import DBusKit
-import SecretServiceClient
+import Dispatch
+@_spi(KeyAgreement) import SecretServiceClient
 import SecretServiceProtocol
 import Testing
 
@@ -69,6 +72,58 @@ struct ClientLibraryTests {
         }
         #expect(seen == 100)
         #expect(try client.collection(login).items.count == 100)
+    }
+
+    /// The loop thread runs only while a prompt is awaited: calls from several threads at once,
+    /// before, during and after it, all get their replies, and the prompt completes.
+    @Test func callsFromManyThreadsWhileAPromptIsAwaited() throws {
+        let f = try DaemonFixture(pinentry: ["AFTER 0.5 \(DaemonFixture.loginPassword)"])
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        let session = try client.openSession()
+        let item = try client.createItem(in: login, label: "t", attributes: ["t": "1"], secret: try Self.bytes("x"), session: session)
+        #expect(try client.lock([login]) == [login])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            do {
+                if thread == 0 {
+                    let unlocked = try client.unlock([login])
+                    if unlocked != [login] { failures.withLock { $0.append("unlock returned \(unlocked)") } }
+                    return
+                }
+                for _ in 0..<100 {
+                    let found = try client.search(["t": "1"])
+                    if found.unlocked + found.locked != [item] { failures.withLock { $0.append("search found \(found)") } }
+                }
+            } catch {
+                failures.withLock { $0.append("thread \(thread): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
+        #expect(try client.secret(of: item, session: session).bytes == (try Self.bytes("x")))
+    }
+
+    /// A DH session opened with the public key sent as the provider must also accept it:
+    /// without its leading zeros, or with more of them. The shared secret is the one the key
+    /// came from.
+    @Test func encryptedSessionsForOtherPublicKeyEncodings() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let client = try Self.client(f)
+        defer { client.close() }
+        let plain = try client.openSession(.plain)
+        let item = try client.createItem(in: SecretPath.collection(.login), label: "k", attributes: ["k": "1"],
+                                         secret: try Self.bytes("start"), session: plain)
+        for encode in [{ (key: [UInt8]) in Array(key.drop { $0 == 0 }) }, { [0, 0] + $0 }] {
+            let pair = try DHKeyPair()
+            let (session, shared) = try ClientSession.openEncrypted(with: client, keyPair: pair, sending: encode(pair.publicKey))
+            #expect(session.isEncrypted && shared.count == DHKeyPair.primeLength)
+            try client.setSecret(of: item, to: try Self.bytes("via \(session.path)"), session: session)
+            #expect(try client.secret(of: item, session: plain).bytes == (try Self.bytes("via \(session.path)")))
+            #expect(try client.secret(of: item, session: session).bytes == (try Self.bytes("via \(session.path)")))
+        }
     }
 
     /// Unlock through a prompt, a dismissed prompt, and collections made and deleted through

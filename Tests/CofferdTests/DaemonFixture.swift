@@ -2,6 +2,7 @@ import CofferTestSupport
 import DBusKit
 import Dispatch
 import Foundation
+import SecretServiceClient
 import Testing
 
 /// One test's world: a private bus, the built `cofferd` serving a fresh data directory on it,
@@ -10,16 +11,15 @@ import Testing
 /// Everything is stopped by `shutdown()` (call it in a `defer`), and every wait has a hard
 /// deadline: a broken daemon makes a test fail, never hang.
 final class DaemonFixture: @unchecked Sendable {
-    static let busName = "org.freedesktop.secrets"
     static let loginPassword = "correct horse battery staple"
 
     let root: String
     let dataDir: String
     let bus: PrivateBus
     private(set) var daemon: ChildProcess?
-    private(set) var client: SecretClient!
+    private(set) var client: TestClient!
     /// Every client made by `newClient()`, closed at shutdown.
-    private var extraClients: [SecretClient] = []
+    private var extraClients: [TestClient] = []
     /// Lines FakePinentry answers GETPIN with (one per request).
     let pinentryScript: String
     /// What FakePinentry was shown.
@@ -114,7 +114,7 @@ final class DaemonFixture: @unchecked Sendable {
         let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
         daemon = child
         do {
-            try bus.waitForOwner(of: Self.busName, startedBy: child, previousOwner: previousOwner)
+            try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: child, previousOwner: previousOwner)
         } catch {
             daemon = nil
             throw error
@@ -123,15 +123,15 @@ final class DaemonFixture: @unchecked Sendable {
     }
 
     /// Stops cofferd with `signal` (SIGKILL after `grace` seconds; `timedOut` then says so);
-    /// returns how it ended.
+    /// returns how it ended. With no signal, waits for cofferd to end by itself.
     @discardableResult
-    func stopDaemon(signal: Int32 = SIGTERM, grace: TimeInterval = 10) -> ChildResult? {
+    func stopDaemon(signal: Int32? = SIGTERM, grace: TimeInterval = 10) -> ChildResult? {
         for extra in extraClients { extra.close() }
         extraClients.removeAll()
         client = nil
         guard let daemon else { return nil }
         self.daemon = nil
-        daemon.send(signal: signal)
+        if let signal { daemon.send(signal: signal) }
         return daemon.wait(timeout: grace)
     }
 
@@ -146,12 +146,12 @@ final class DaemonFixture: @unchecked Sendable {
 
     /// The daemon's unique bus name.
     var daemonUniqueName: String {
-        get throws { try client.connection.nameOwner(Self.busName) }
+        get throws { try client.connection.nameOwner(SecretServiceClient.busName) }
     }
 
     /// A fresh client connection (own unique name, own loop); closed at shutdown.
-    func newClient() throws -> SecretClient {
-        let made = try SecretClient(address: bus.address)
+    func newClient() throws -> TestClient {
+        let made = try TestClient(address: bus.address)
         extraClients.append(made)
         return made
     }
@@ -211,14 +211,30 @@ final class DaemonFixture: @unchecked Sendable {
 // MARK: - Small helpers
 
 
-/// Waits (bounded) until `condition` holds, polling.
-func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5_000)
+/// Waits until process `pid` (a child or not) has ended: on a pidfd, which becomes readable
+/// when it exits; false after `timeout` seconds.
+func waitForExit(of pid: pid_t, timeout: TimeInterval) -> Bool {
+    typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open") else {   // glibc 2.36
+        Issue.record("this C library has no pidfd_open")
+        return false
     }
-    return condition()
+    let descriptor = unsafeBitCast(symbol, to: PidfdOpen.self)(pid, 0)
+    guard descriptor >= 0 else { return errno == ESRCH }   // gone already
+    defer { close(descriptor) }
+    let deadline = Date().addingTimeInterval(timeout)
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    while true {
+        let milliseconds = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+        let ready = poll(&entry, 1, milliseconds)
+        if ready >= 0 || errno != EINTR { return ready > 0 }
+    }
+}
+
+/// The seed of a test's random data: `COFFER_TEST_SEED` when set, else `fallback`. Tests name it
+/// in the messages of what depends on it, so that a failure can be replayed.
+func testSeed(_ fallback: UInt64) -> UInt64 {
+    ProcessInfo.processInfo.environment["COFFER_TEST_SEED"].flatMap { UInt64($0) } ?? fallback
 }
 
 /// Expects `body` to throw a `DBusError` named one of `names`; returns it.
@@ -235,22 +251,6 @@ func expectDBusError(_ names: String..., sourceLocation: SourceLocation = #_sour
         Issue.record("expected DBusError \(names), got \(error)", sourceLocation: sourceLocation)
     }
     return nil
-}
-
-enum ErrorName {
-    static let isLocked = "org.freedesktop.Secret.Error.IsLocked"
-    static let noSession = "org.freedesktop.Secret.Error.NoSession"
-    static let noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
-    static let alreadyExists = "org.freedesktop.Secret.Error.AlreadyExists"
-    static let denied = "org.gnome.keyring.Error.Denied"
-    static let invalidArgs = DBusError.Name.invalidArgs
-    static let notSupported = DBusError.Name.notSupported
-    static let unknownObject = DBusError.Name.unknownObject
-    static let unknownMethod = DBusError.Name.unknownMethod
-    static let unknownInterface = DBusError.Name.unknownInterface
-    static let unknownProperty = DBusError.Name.unknownProperty
-    static let propertyReadOnly = DBusError.Name.propertyReadOnly
-    static let accessDenied = DBusError.Name.accessDenied
 }
 
 extension Array where Element == UInt8 {

@@ -1,6 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// `cofferd --unlock` without `--foreground`: the process that detaches and serves is the one
@@ -26,15 +29,15 @@ import Testing
 
         // The password read after the fork created and unlocked login; clients store in it.
         let c = try f.newClient()
-        #expect(try c.isLocked(SS.login) == false)
+        #expect(try c.isLocked(SecretPath.login) == false)
         try f.store(label: "detached", ["k": "detached"], secret: Array("d".utf8))
         #expect(try f.lookup(["k": "detached"]).stdout == "d")
         // The password was read whole, less its one trailing newline.
-        try c.service("Lock", [.objectPathArray([SS.login])])
-        let session = try c.openDH()
-        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: password, session: session) }
-        try c.unlockWithMasterPassword(SS.login, password: "detached password", session: session)
-        #expect(try c.isLocked(SS.login) == false)
+        _ = try c.library.lock([SecretPath.login])
+        let session = try c.library.openSession()
+        expectDBusError(SecretServiceError.Name.denied) { try c.library.unlock(SecretPath.login, password: SecureBytes(password), session: session) }
+        try c.library.unlock(SecretPath.login, password: SecureBytes("detached password"), session: session)
+        #expect(try c.isLocked(SecretPath.login) == false)
 
         #expect(daemon.stop(), "detached cofferd ignored SIGTERM")
     }
@@ -60,7 +63,7 @@ import Testing
         defer { again.stop() }
         #expect(again.launched.exitCode == 0, "\(again.launched)")
         #expect(again.pid > 0)
-        #expect(try f.newClient().isLocked(SS.login) == false)
+        #expect(try f.newClient().isLocked(SecretPath.login) == false)
     }
 
     /// VmLck of `pid` in kB (nil if unreadable).
@@ -69,18 +72,11 @@ import Testing
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmLck:") }) else { return nil }
         return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
     }
-
-    static func isGone(_ pid: pid_t) -> Bool {
-        if kill(pid, 0) != 0 { return true }
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
-    }
 }
 
 /// One `cofferd --unlock` run without `--foreground` on the fixture's bus and data: how the
 /// command ended and the pid of the daemon that then owns the bus name (0 if none).
-private final class Detached: @unchecked Sendable {
+final class Detached: @unchecked Sendable {
     let launched: ChildResult
     let launcherPID: pid_t
     private(set) var pid: pid_t = 0
@@ -95,7 +91,7 @@ private final class Detached: @unchecked Sendable {
         defer { probe.close() }
         if let owner = try? probe.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                        interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                       arguments: [.string(DaemonFixture.busName)]).first?.uint32 {
+                                       arguments: [.string(SecretServiceClient.busName)]).first?.uint32 {
             pid = pid_t(owner)
         }
     }
@@ -106,9 +102,9 @@ private final class Detached: @unchecked Sendable {
         guard pid > 0 else { return true }
         defer { pid = 0 }
         kill(pid, SIGTERM)
-        if eventually(timeout: 10, { DetachTests.isGone(pid) }) { return true }
+        if waitForExit(of: pid, timeout: 10) { return true }
         kill(pid, SIGKILL)
-        _ = eventually(timeout: 5) { DetachTests.isGone(pid) }
+        _ = waitForExit(of: pid, timeout: 5)
         return false
     }
 

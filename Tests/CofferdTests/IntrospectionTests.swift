@@ -1,6 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// Introspect on every level of the tree, and `gdbus introspect --recurse` over all of it.
@@ -40,33 +43,33 @@ import Testing
         #expect(Self.children(try c.introspect("/org")).contains("freedesktop"))
         #expect(Self.children(try c.introspect("/org/freedesktop")).contains("secrets"))
 
-        let service = try c.introspect(SS.service)
-        #expect(Self.interfaces(service).isSuperset(of: [SS.serviceInterface, SS.gnomeInterface, SS.properties, SS.introspectable]))
+        let service = try c.introspect(SecretPath.service)
+        #expect(Self.interfaces(service).isSuperset(of: [ServiceInterface.name, GnomeKeyringInterface.name, StandardInterface.properties, StandardInterface.introspectable]))
         #expect(Self.children(service).isSuperset(of: ["collection", "aliases"]))
         #expect(service.contains("<method name=\"OpenSession\">"))
         #expect(service.contains("<signal name=\"CollectionCreated\">"))
         #expect(service.contains("<property name=\"Collections\" type=\"ao\" access=\"read\"/>"))
 
-        #expect(Self.children(try c.introspect(SS.collections)) == ["login", "session"])
-        #expect(Self.children(try c.introspect("/org/freedesktop/secrets/aliases")).contains("default"))
+        #expect(Self.children(try c.introspect(SecretPath.collections)) == ["login", "session"])
+        #expect(Self.children(try c.introspect(SecretPath.aliases)).contains("default"))
 
-        let collection = try c.introspect(SS.login)
-        #expect(Self.interfaces(collection).contains(SS.collectionInterface))
+        let collection = try c.introspect(SecretPath.login)
+        #expect(Self.interfaces(collection).contains(CollectionInterface.name))
         #expect(Self.children(collection) == [id])
         #expect(collection.contains("<method name=\"CreateItem\">"))
-        #expect(Self.children(try c.introspect(SS.defaultAlias)) == [id])
+        #expect(Self.children(try c.introspect(SecretPath.defaultAlias)) == [id])
 
         let itemXML = try c.introspect(item)
-        #expect(Self.interfaces(itemXML).contains(SS.itemInterface))
-        #expect(!Self.interfaces(itemXML).contains(SS.collectionInterface))
+        #expect(Self.interfaces(itemXML).contains(ItemInterface.name))
+        #expect(!Self.interfaces(itemXML).contains(CollectionInterface.name))
         #expect(itemXML.contains("<method name=\"GetSecret\">"))
         #expect(itemXML.contains("<property name=\"Label\" type=\"s\" access=\"readwrite\"/>"))
 
         // Sessions and prompts appear while they exist.
-        let session = try c.openDH()
+        let session = try c.library.openSession()
         let sessionXML = try c.introspect(session.path)
-        #expect(Self.interfaces(sessionXML).contains(SS.sessionInterface))
-        #expect(Self.children(try c.introspect("/org/freedesktop/secrets/session")).contains(session.path.lastElement!))
+        #expect(Self.interfaces(sessionXML).contains(SessionInterface.name))
+        #expect(Self.children(try c.introspect(SecretPath.sessions)).contains(session.path.lastElement!))
     }
 
     /// Whatever a node lists as a child must itself answer Introspect: tree walkers
@@ -76,12 +79,12 @@ import Testing
         defer { f.shutdown() }
         let c = f.client!
         let item = try c.quickItem(attributes: ["i": "1"], secret: "x")
-        _ = try c.createWithMasterPassword(label: "Second", password: "pw", session: try c.openDH())
+        _ = try c.library.createCollection(label: "Second", password: SecureBytes("pw"), session: try c.library.openSession())
 
         // Walk it ourselves first (clearer failures), with and without live sessions.
         for withSession in [false, true] {
             let extra = try f.newClient()
-            if withSession { _ = try extra.openPlain() }
+            if withSession { _ = try extra.library.openSession(.plain) }
             var queue: [ObjectPath] = ["/"]
             var visited = 0
             while let path = queue.popLast() {
@@ -100,7 +103,7 @@ import Testing
         }
 
         let gdbus = try #require(Executables.inPath("gdbus"))
-        let run = try ChildProcess(gdbus, arguments: ["introspect", "--session", "--dest", DaemonFixture.busName,
+        let run = try ChildProcess(gdbus, arguments: ["introspect", "--session", "--dest", SecretServiceClient.busName,
                                                       "--object-path", "/", "--recurse"],
                                    environment: f.environment())
         let result = run.wait(timeout: 30)
@@ -109,7 +112,7 @@ import Testing
         #expect(result.stdout.contains("node /org/freedesktop/secrets/session {"))
         #expect(result.stdout.contains("node \(item.rawValue) {"))
         #expect(result.stdout.contains("node /org/freedesktop/secrets/collection/second {"))
-        #expect(result.stdout.contains("interface org.freedesktop.Secret.Item {"))
+        #expect(result.stdout.contains("interface \(ItemInterface.name) {"))
         // gdbus reads the properties with GetAll on the way: values are shown.
         #expect(result.stdout.contains("readonly b Locked = false;"))
     }

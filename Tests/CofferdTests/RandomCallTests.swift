@@ -2,6 +2,8 @@ import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// A client sending random calls (RandomCallGenerator) to the real cofferd in batches; after
@@ -30,28 +32,29 @@ import Testing
         let f = try DaemonFixture(pinentryProgram: "/nonexistent/pinentry")
         defer { f.shutdown() }
         let checker = f.client!
-        let session = try checker.openDH()
+        let session = try checker.library.openSession()
 
         var witnesses: [ObjectPath: Witness] = [:]
+        var witnessSecrets = SeededGenerator(seed: seed, stream: 1)
         for n in 0..<6 {
             let witness = Witness(label: "witness \(n) ✓", attributes: ["witness": "\(n)", "kept": "yes"],
-                                  secret: Random.bytes(n * 97 + 1))
+                                  secret: witnessSecrets.bytes(n * 97 + 1))
             let path = try checker.createItem(label: witness.label, attributes: witness.attributes, secret: witness.secret,
                                               session: session)
             witnesses[path] = witness
         }
         // What the random client may delete: a collection of its own and items in it and in `session`.
         var generator = RandomCallGenerator(seed: seed)
-        let scratch = try checker.createWithMasterPassword(label: "scratch", password: "scratch", session: session)
+        let scratch = try checker.library.createCollection(label: "scratch", password: SecureBytes("scratch"), session: session)
         generator.paths.add(scratch)
         for n in 0..<3 {
-            for collection in [scratch, SS.sessionCollection] {
+            for collection in [scratch, SecretPath.sessionCollection] {
                 generator.paths.add(try checker.createItem(in: collection, label: "spare \(n)", attributes: ["fuzz": "\(n)"],
                                                            secret: "spare", session: session))
             }
         }
         let random = try f.newClient()
-        let plain = try random.openPlain().path
+        let plain = try random.library.openSession(.plain).path
         generator.paths.add(plain)
         generator.paths.plainSession = plain
         generator.paths.add(session.path)   // another client's session
@@ -70,7 +73,7 @@ import Testing
             batches += 1
             for _ in 0..<Self.callsPerBatch {
                 let call = generator.next()
-                guard let message = try? DBusMessage.methodCall(destination: DaemonFixture.busName, path: call.path,
+                guard let message = try? DBusMessage.methodCall(destination: SecretServiceClient.busName, path: call.path,
                                                                 interface: call.interface, member: call.member,
                                                                 arguments: call.arguments) else { continue }
                 batch.append(call)
@@ -99,23 +102,22 @@ import Testing
 
     /// What is wrong with the daemon after a batch: gone, not answering within the call
     /// timeout, or a witness changed. Unlocks `login` if a batch locked it.
-    static func problem(in f: DaemonFixture, checker: SecretClient, session: ClientSession,
+    static func problem(in f: DaemonFixture, checker: TestClient, session: ClientSession,
                         witnesses: [ObjectPath: Witness]) -> String? {
         guard f.daemonIsRunning else { return "cofferd died" }
         do {
-            try checker.call(SS.service, "org.freedesktop.DBus.Peer", "Ping", timeout: callTimeout)
-            let found = try checker.searchItems(["kept": "yes"])
+            try checker.call(SecretPath.service, StandardInterface.peer, "Ping", timeout: callTimeout)
+            let found = try checker.library.search(["kept": "yes"])
             guard Set(found.unlocked + found.locked) == Set(witnesses.keys) else {
                 return "SearchItems finds \(found), not the witnesses \(witnesses.keys.sorted())"
             }
-            if try checker.isLocked(SS.login) {
-                try checker.unlockWithMasterPassword(SS.login, password: DaemonFixture.loginPassword, session: session)
+            if try checker.isLocked(SecretPath.login) {
+                try checker.library.unlock(SecretPath.login, password: SecureBytes(DaemonFixture.loginPassword), session: session)
             }
-            let secrets = try checker.getSecrets(Array(witnesses.keys), session: session)
+            let secrets = try checker.secrets(of: Array(witnesses.keys), session: session)
             for (path, witness) in witnesses {
-                let properties = try checker.getAll(path, SS.itemInterface)
-                let stored = Witness(label: properties["Label"]?.string ?? "?",
-                                     attributes: properties["Attributes"]?.stringDictionary ?? [:], secret: secrets[path] ?? [])
+                let properties = try checker.library.item(path)
+                let stored = Witness(label: properties.label, attributes: properties.attributes, secret: secrets[path] ?? [])
                 guard stored == witness else { return "witness \(path) changed: \(stored) instead of \(witness)" }
             }
         } catch {

@@ -1,5 +1,7 @@
 import CofferTestSupport
 import DBusKit
+import SecretServiceClient
+import SecretServiceProtocol
 
 /// One call the random client sends.
 struct RandomCall: CustomStringConvertible {
@@ -20,7 +22,7 @@ extension DBusValue {
 
 /// The object paths the random client aims at, by kind, grown from the paths replies name.
 struct PathPool {
-    var collections: [ObjectPath] = [SS.login, SS.sessionCollection, SS.defaultAlias]
+    var collections: [ObjectPath] = [SecretPath.login, SecretPath.sessionCollection, SecretPath.defaultAlias]
     var items: [ObjectPath] = []
     var sessions: [ObjectPath] = []
     var prompts: [ObjectPath] = []
@@ -41,7 +43,7 @@ struct PathPool {
     /// collection holding the items checked after every batch, every alias (one may name it),
     /// those items, and `plainSession`.
     func isProtected(_ path: ObjectPath) -> Bool {
-        path.rawValue.hasPrefix(SS.login.rawValue) || path.isInside("/org/freedesktop/secrets/aliases") || path == plainSession
+        path.rawValue.hasPrefix(SecretPath.login.rawValue) || path.isInside(SecretPath.aliases) || path == plainSession
     }
 
     /// Drops `path`, which names nothing any more, from its kind's list.
@@ -68,7 +70,7 @@ struct PathPool {
 
     mutating func add(_ path: ObjectPath) {
         let elements = path.elements
-        guard path.isInside(SS.service), elements.count >= 4 else { return }
+        guard path.isInside(SecretPath.service), elements.count >= 4 else { return }
         func insert(_ list: inout [ObjectPath]) {
             guard !list.contains(path) else { return }
             if list.count >= 64 { list.removeFirst() }
@@ -103,53 +105,63 @@ struct RandomCallGenerator {
         /// The signature with which the call changes or deletes what it lands on (nil: never).
         var changesWith: String?
         let arguments: @Sendable (inout RandomCallGenerator) -> [DBusValue]
+
+        init(interface: String, member: String, target: Target, changesWith: String? = nil,
+             arguments: @escaping @Sendable (inout RandomCallGenerator) -> [DBusValue]) {
+            (self.interface, self.member, self.target, self.changesWith, self.arguments) = (interface, member, target, changesWith, arguments)
+        }
+
+        init(_ method: any DBusMethod.Type, target: Target, changesWith: String? = nil,
+             arguments: @escaping @Sendable (inout RandomCallGenerator) -> [DBusValue]) {
+            self.init(interface: method.interface, member: method.name, target: target, changesWith: changesWith, arguments: arguments)
+        }
     }
 
-    private static let propertyNames = ["Collections", "Items", "Label", "Locked", "Created", "Modified", "Attributes", "Type", "Nope", ""]
     /// Properties that exist, by interface.
-    private static let properties = [(SS.serviceInterface, "Collections")]
-        + ["Items", "Label", "Locked", "Created", "Modified"].map { (SS.collectionInterface, $0) }
-        + ["Locked", "Attributes", "Label", "Type", "Created", "Modified"].map { (SS.itemInterface, $0) }
-    private static let interfaceNames = [SS.serviceInterface, SS.collectionInterface, SS.itemInterface, SS.sessionInterface,
-                                         SS.promptInterface, SS.properties, "org.freedesktop.DBus.Peer", "org.example.Nothing", ""]
+    private static let properties = [(ServiceInterface.name, ServiceInterface.Property.collections)]
+        + CollectionInterface.description.properties.map { (CollectionInterface.name, $0.name) }
+        + ItemInterface.description.properties.map { (ItemInterface.name, $0.name) }
+    private static let propertyNames = Set(properties.map(\.1)).sorted() + ["Nope", ""]
+    private static let interfaceNames = [ServiceInterface.name, CollectionInterface.name, ItemInterface.name, SessionInterface.name,
+                                         PromptInterface.name, StandardInterface.properties, StandardInterface.peer, "org.example.Nothing", ""]
 
     private static let methods: [Method] = [
-        Method(interface: SS.serviceInterface, member: "OpenSession", target: .service) { g in
-            g.random.chance(0.5) ? [.string("plain"), .variant(.string(""))]
-                : [.string(SS.dh), .variant(.bytes(g.random.bytes(g.random.chance(0.8) ? 128 : Int.random(in: 0...300, using: &g.random))))]
+        Method(ServiceInterface.OpenSession.self, target: .service) { g in
+            g.random.chance(0.5) ? [.string(ClientSession.plainAlgorithm), .variant(.string(""))]
+                : [.string(ClientSession.encryptedAlgorithm), .variant(.bytes(g.random.bytes(g.random.chance(0.8) ? 128 : Int.random(in: 0...300, using: &g.random))))]
         },
-        Method(interface: SS.serviceInterface, member: "CreateCollection", target: .service) { g in
-            [.variantDictionary([SS.collectionLabel: .string(g.random.text(maxLength: 20))]), .string(g.random.chance(0.5) ? "" : "fuzz")]
+        Method(ServiceInterface.CreateCollection.self, target: .service) { g in
+            [.variantDictionary([CollectionProperties.labelKey: .string(g.random.text(maxLength: 20))]), .string(g.random.chance(0.5) ? "" : "fuzz")]
         },
-        Method(interface: SS.serviceInterface, member: "SearchItems", target: .service) { g in [g.attributes()] },
-        Method(interface: SS.serviceInterface, member: "Unlock", target: .service) { g in [g.pathArray()] },
-        Method(interface: SS.serviceInterface, member: "Lock", target: .service) { g in [g.pathArray()] },
-        Method(interface: SS.serviceInterface, member: "LockService", target: .service) { _ in [] },
-        Method(interface: SS.serviceInterface, member: "ChangeLock", target: .service) { g in [.objectPath(g.path(.collection))] },
-        Method(interface: SS.serviceInterface, member: "GetSecrets", target: .service) { g in
+        Method(ServiceInterface.SearchItems.self, target: .service) { g in [g.attributes()] },
+        Method(ServiceInterface.Unlock.self, target: .service) { g in [g.pathArray()] },
+        Method(ServiceInterface.Lock.self, target: .service) { g in [g.pathArray()] },
+        Method(ServiceInterface.LockService.self, target: .service) { _ in [] },
+        Method(ServiceInterface.ChangeLock.self, target: .service) { g in [.objectPath(g.path(.collection))] },
+        Method(ServiceInterface.GetSecrets.self, target: .service) { g in
             [g.pathArray(), .objectPath(g.path(.session))]
         },
-        Method(interface: SS.serviceInterface, member: "ReadAlias", target: .service) { g in
+        Method(ServiceInterface.ReadAlias.self, target: .service) { g in
             [.string(["default", "login", "session", "fuzz", g.random.text(maxLength: 10)].randomElement(using: &g.random)!)]
         },
-        Method(interface: SS.serviceInterface, member: "SetAlias", target: .service) { g in
+        Method(ServiceInterface.SetAlias.self, target: .service) { g in
             [.string(["fuzz", "other", g.random.text(maxLength: 10)].randomElement(using: &g.random)!), .objectPath(g.path(.collection))]
         },
-        Method(interface: SS.collectionInterface, member: "Delete", target: .collection, changesWith: "") { _ in [] },
-        Method(interface: SS.collectionInterface, member: "SearchItems", target: .collection) { g in [g.attributes()] },
-        Method(interface: SS.collectionInterface, member: "CreateItem", target: .collection) { g in
-            [.variantDictionary([SS.itemLabel: .string(g.random.text(maxLength: 20)), SS.itemAttributes: g.attributes()]),
+        Method(CollectionInterface.Delete.self, target: .collection, changesWith: "") { _ in [] },
+        Method(CollectionInterface.SearchItems.self, target: .collection) { g in [g.attributes()] },
+        Method(CollectionInterface.CreateItem.self, target: .collection) { g in
+            [.variantDictionary([ItemProperties.labelKey: .string(g.random.text(maxLength: 20)), ItemProperties.attributesKey: g.attributes()]),
              g.secret(), .boolean(g.random.chance(0.5))]
         },
-        Method(interface: SS.itemInterface, member: "Delete", target: .item, changesWith: "") { _ in [] },
-        Method(interface: SS.itemInterface, member: "GetSecret", target: .item) { g in [.objectPath(g.path(.session))] },
-        Method(interface: SS.itemInterface, member: "SetSecret", target: .item, changesWith: "(oayays)") { g in [g.secret()] },
-        Method(interface: SS.sessionInterface, member: "Close", target: .session, changesWith: "") { _ in [] },
-        Method(interface: SS.promptInterface, member: "Prompt", target: .prompt) { g in [.string(g.random.text(maxLength: 8))] },
-        Method(interface: SS.promptInterface, member: "Dismiss", target: .prompt) { _ in [] },
-        Method(interface: SS.properties, member: "Get", target: .any) { g in g.property() },
-        Method(interface: SS.properties, member: "GetAll", target: .any) { g in [.string(g.pick(interfaceNames))] },
-        Method(interface: SS.properties, member: "Set", target: .any, changesWith: "ssv") { g in
+        Method(ItemInterface.Delete.self, target: .item, changesWith: "") { _ in [] },
+        Method(ItemInterface.GetSecret.self, target: .item) { g in [.objectPath(g.path(.session))] },
+        Method(ItemInterface.SetSecret.self, target: .item, changesWith: "(oayays)") { g in [g.secret()] },
+        Method(SessionInterface.Close.self, target: .session, changesWith: "") { _ in [] },
+        Method(PromptInterface.Prompt.self, target: .prompt) { g in [.string(g.random.text(maxLength: 8))] },
+        Method(PromptInterface.Dismiss.self, target: .prompt) { _ in [] },
+        Method(interface: StandardInterface.properties, member: "Get", target: .any) { g in g.property() },
+        Method(interface: StandardInterface.properties, member: "GetAll", target: .any) { g in [.string(g.pick(interfaceNames))] },
+        Method(interface: StandardInterface.properties, member: "Set", target: .any, changesWith: "ssv") { g in
             let value: DBusValue = switch Int.random(in: 0..<3, using: &g.random) {
             case 0: .string(g.random.text(maxLength: 20))
             case 1: g.attributes()
@@ -254,12 +266,12 @@ struct RandomCallGenerator {
 
     private mutating func path(_ target: Target) -> ObjectPath {
         let list: [ObjectPath] = switch target {
-        case .service: [SS.service]
+        case .service: [SecretPath.service]
         case .collection: paths.collections
         case .item: paths.items
         case .session: paths.sessions
         case .prompt: paths.prompts
-        case .any: [SS.service] + paths.collections + paths.items + paths.sessions + paths.prompts
+        case .any: [SecretPath.service] + paths.collections + paths.items + paths.sessions + paths.prompts
         }
         return list.isEmpty ? pick(paths.strange) : pick(list)
     }

@@ -2,12 +2,14 @@ import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// What one client can take is bounded, and an exhausted budget is a clear error for that
 /// client while every other client keeps being served; big reads return every secret.
 @Suite(.timeLimit(.minutes(10))) struct ResourceBudgetTests {
-    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+    static let limitsExceeded = SecretServiceError.Name.limitsExceeded
 
     /// The reproduction of a daemon abort: one client fills the in-memory session collection;
     /// it gets LimitsExceeded at its share, while searches, reads and another client's stores
@@ -16,13 +18,13 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         let hog = f.client!
-        let session = try hog.openPlain()
+        let session = try hog.library.openSession(.plain)
         let big = [UInt8](repeating: 0x41, count: 256 << 10)
         var stored: [ObjectPath] = []
         var refusal: DBusError?
         for index in 0..<200 {
             do {
-                stored.append(try hog.createItem(in: SS.sessionCollection, label: "fill \(index)",
+                stored.append(try hog.createItem(in: SecretPath.sessionCollection, label: "fill \(index)",
                                                  attributes: ["fill": "\(index)"], secret: big, session: session))
             } catch let error as DBusError {
                 refusal = error
@@ -37,18 +39,18 @@ import Testing
         // The daemon serves everyone: searches, reads of all the hog's secrets at once (16 MiB,
         // four times the secure pool), and another client's stores.
         let other = try f.newClient()
-        let otherSession = try other.openDH()
-        #expect(try other.searchItems(["fill": "0"]).unlocked == [stored[0]])
-        let secrets = try other.getSecrets(stored, session: otherSession)
+        let otherSession = try other.library.openSession()
+        #expect(try other.library.search(["fill": "0"]).unlocked == [stored[0]])
+        let secrets = try other.secrets(of: stored, session: otherSession)
         #expect(secrets.count == stored.count)
         #expect(secrets.values.allSatisfy { $0 == big })
-        let mine = try other.createItem(in: SS.sessionCollection, label: "mine", attributes: ["who": "other"],
+        let mine = try other.createItem(in: SecretPath.sessionCollection, label: "mine", attributes: ["who": "other"],
                                         secret: "still room", session: otherSession)
-        #expect(try other.getSecret(mine, session: otherSession) == Array("still room".utf8))
+        #expect(try other.secretBytes(of: mine, session: otherSession) == Array("still room".utf8))
 
         // Deleting gives the share back.
-        try hog.call(stored[0], SS.itemInterface, "Delete")
-        try hog.createItem(in: SS.sessionCollection, label: "again", attributes: ["fill": "again"], secret: big, session: session)
+        try hog.call(ItemInterface.Delete.self, on: stored[0], arguments: [])
+        try hog.createItem(in: SecretPath.sessionCollection, label: "again", attributes: ["fill": "again"], secret: big, session: session)
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
     }
 
@@ -58,7 +60,7 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         let c = f.client!
-        let session = try c.openDH()
+        let session = try c.library.openSession()
         var expected: [ObjectPath: [UInt8]] = [:]
         for index in 0..<600 {
             let secret = (0..<8000).map { UInt8(truncatingIfNeeded: $0 &+ index) }
@@ -66,7 +68,7 @@ import Testing
                                         secret: secret, contentType: "application/octet-stream", session: session)
             expected[path] = secret
         }
-        let many = try c.getSecrets(Array(expected.keys), session: session)
+        let many = try c.secrets(of: Array(expected.keys), session: session)
         #expect(many.count == 600)
         #expect(many == expected)
 
@@ -76,7 +78,7 @@ import Testing
             large[try c.createItem(label: "large \(index)", attributes: ["batch": "large", "n": "\(index)"],
                                    secret: secret, contentType: "application/octet-stream", session: session)] = secret
         }
-        #expect(try c.getSecrets(Array(large.keys), session: session) == large)
+        #expect(try c.secrets(of: Array(large.keys), session: session) == large)
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
     }
 
@@ -86,14 +88,14 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         let c = f.client!
-        let session = try c.openPlain()
+        let session = try c.library.openSession(.plain)
         let secret = [UInt8](repeating: 0x5A, count: 256 << 10)
         let items = try (0..<100).map { index in
             try c.createItem(label: "huge \(index)", attributes: ["n": "\(index)"], secret: secret, session: session)
         }
-        let error = expectDBusError(Self.limitsExceeded) { _ = try c.getSecrets(items, session: session) }
+        let error = expectDBusError(Self.limitsExceeded) { _ = try c.secrets(of: items, session: session) }
         #expect(error?.message.contains("ask for fewer items") == true, "\(String(describing: error))")
-        #expect(try c.getSecrets(Array(items.prefix(40)), session: session).count == 40)
+        #expect(try c.secrets(of: Array(items.prefix(40)), session: session).count == 40)
     }
 
     /// Many clients holding many DH sessions (2,000) leave room for everyone's next one: an
@@ -105,12 +107,12 @@ import Testing
         let clients = try (0..<10).map { _ in try f.newClient() }
         var held: [ClientSession] = []
         for client in clients {
-            for _ in 0..<200 { held.append(try client.openDH()) }
+            for _ in 0..<200 { held.append(try client.library.openSession()) }
         }
         let latecomer = try f.newClient()
-        let session = try latecomer.openDH()
-        #expect(try latecomer.getSecret(item, session: session) == Array("reachable".utf8))
-        #expect(try clients[0].getSecret(item, session: held[0]) == Array("reachable".utf8))
+        let session = try latecomer.library.openSession()
+        #expect(try latecomer.secretBytes(of: item, session: session) == Array("reachable".utf8))
+        #expect(try clients[0].secretBytes(of: item, session: held[0]) == Array("reachable".utf8))
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
     }
 
@@ -120,13 +122,13 @@ import Testing
         let f = try DaemonFixture(daemonOptions: ["--secure-memory-kib", "64"])
         defer { f.shutdown() }
         let c = f.client!
-        let plain = try c.openPlain()
+        let plain = try c.library.openSession(.plain)
         let item = try c.createItem(label: "small", attributes: ["pool": "tiny"], secret: "fits", session: plain)
         var sessions: [ClientSession] = []
         var refusal: DBusError?
         for _ in 0..<2000 {
             do {
-                sessions.append(try c.openDH())
+                sessions.append(try c.library.openSession())
             } catch let error as DBusError {
                 refusal = error
                 break
@@ -137,15 +139,15 @@ import Testing
         #expect(error.message.contains("secure memory"), "\(error)")
         // Whatever else is asked now fails cleanly or works; the daemon stays up.
         for _ in 0..<20 {
-            _ = try? c.openDH()
-            _ = try? c.getSecrets([item], session: plain)
+            _ = try? c.library.openSession()
+            _ = try? c.secrets(of: [item], session: plain)
             _ = try? c.createItem(label: "more", attributes: ["pool": "more"], secret: "x", session: plain)
         }
-        #expect(try c.searchItems(["pool": "tiny"]).unlocked == [item])
+        #expect(try c.library.search(["pool": "tiny"]).unlocked == [item])
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
-        for session in sessions { try c.closeSession(session) }
-        let again = try c.openDH()
-        #expect(try c.getSecret(item, session: again) == Array("fits".utf8))
+        for session in sessions { try c.library.closeSession(session) }
+        let again = try c.library.openSession()
+        #expect(try c.secretBytes(of: item, session: again) == Array("fits".utf8))
         #expect(!f.daemonLog.contains("Fatal error"), "\(f.daemonLog)")
     }
 }

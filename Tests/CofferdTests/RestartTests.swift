@@ -3,6 +3,8 @@ import CofferTestSupport
 import DBusKit
 import Foundation
 import Synchronization
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// Stopping cofferd and starting it again on the same data.
@@ -11,7 +13,7 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         var c = f.client!
-        var session = try c.openDH()
+        var session = try c.library.openSession()
         var expected: [[String: String]: [UInt8]] = [:]
         for n in 0..<20 {
             let secret = Array("restart secret \(n) ✓".utf8) + (n % 3 == 0 ? [0, 0xff, 0x0a] : [])
@@ -20,16 +22,16 @@ import Testing
             expected[attributes] = secret
         }
         try f.store(label: "from secret-tool", ["restart": "tool"], secret: Array("tool secret".utf8))
-        let work = try c.createWithMasterPassword(label: "Work", password: "work-pw", session: session)
+        let work = try c.library.createCollection(label: "Work", password: SecureBytes("work-pw"), session: session)
         try c.createItem(in: work, label: "w", attributes: ["restart": "work"], secret: "work secret", session: session)
-        try c.service("SetAlias", [.string("office"), .objectPath(work)])
+        try c.library.setAlias("office", to: work)
         // Changes after creation must survive too.
-        let renamed = try #require(try c.searchItems(["n": "7"]).unlocked.first)
-        try c.set(renamed, SS.itemInterface, "Label", .string("renamed seven"))
-        let deleted = try #require(try c.searchItems(["n": "8"]).unlocked.first)
-        try c.call(deleted, SS.itemInterface, "Delete")
+        let renamed = try #require(try c.library.search(["n": "7"]).unlocked.first)
+        try c.library.setLabel(ofItem: renamed, to: "renamed seven")
+        let deleted = try #require(try c.library.search(["n": "8"]).unlocked.first)
+        try c.call(ItemInterface.Delete.self, on: deleted, arguments: [])
         expected[["restart": "yes", "n": "8"]] = nil
-        let paths = Set(try c.items(of: SS.login))
+        let paths = Set(try c.items(of: SecretPath.login))
 
         // SIGTERM: a clean, prompt exit.
         let started = Date()
@@ -41,38 +43,38 @@ import Testing
         // Again, without --unlock.
         try f.startDaemon(unlock: false)
         c = f.client!
-        #expect(Set(try c.collections()) == [SS.login, SS.sessionCollection, work])
-        #expect(try c.isLocked(SS.login))
+        #expect(Set(try c.library.collections()) == [SecretPath.login, SecretPath.sessionCollection, work])
+        #expect(try c.isLocked(SecretPath.login))
         #expect(try c.isLocked(work))
-        #expect(try c.readAlias("default") == SS.login)
-        #expect(try c.readAlias("office") == work)
-        #expect(Set(try c.items(of: SS.login)) == paths)
-        let found = try c.searchItems(["restart": "yes"])
+        #expect(try c.library.readAlias("default") == SecretPath.login)
+        #expect(try c.library.readAlias("office") == work)
+        #expect(Set(try c.items(of: SecretPath.login)) == paths)
+        let found = try c.library.search(["restart": "yes"])
         #expect(found.unlocked.isEmpty)
         #expect(found.locked.count == 19)
-        #expect(try c.searchItems(["restart": "work"]).locked.count == 1)
+        #expect(try c.library.search(["restart": "work"]).locked.count == 1)
 
-        session = try c.openDH()
-        #expect(try c.getSecrets(Array(paths), session: session).isEmpty)
-        expectDBusError(ErrorName.isLocked) { _ = try c.getSecret(found.locked[0], session: session) }
-        expectDBusError(ErrorName.denied) { try c.unlockWithMasterPassword(SS.login, password: "nope", session: session) }
-        #expect(try c.isLocked(SS.login))
-        try c.unlockWithMasterPassword(SS.login, password: DaemonFixture.loginPassword, session: session)
-        #expect(try c.isLocked(SS.login) == false)
+        session = try c.library.openSession()
+        #expect(try c.secrets(of: Array(paths), session: session).isEmpty)
+        expectDBusError(SecretServiceError.Name.isLocked) { _ = try c.secretBytes(of: found.locked[0], session: session) }
+        expectDBusError(SecretServiceError.Name.denied) { try c.library.unlock(SecretPath.login, password: SecureBytes("nope"), session: session) }
+        #expect(try c.isLocked(SecretPath.login))
+        try c.library.unlock(SecretPath.login, password: SecureBytes(DaemonFixture.loginPassword), session: session)
+        #expect(try c.isLocked(SecretPath.login) == false)
         #expect(try c.isLocked(work), "unlocking login leaves work locked")
 
-        let unlocked = try c.searchItems(["restart": "yes"]).unlocked
+        let unlocked = try c.library.search(["restart": "yes"]).unlocked
         #expect(unlocked.count == 19)
-        let secrets = try c.getSecrets(unlocked, session: session)
+        let secrets = try c.secrets(of: unlocked, session: session)
         for path in unlocked {
-            let attributes = try #require(try c.get(path, SS.itemInterface, "Attributes").stringDictionary)
+            let attributes = try c.library.item(path).attributes
             #expect(secrets[path] == expected[attributes], "\(path) \(attributes)")
         }
-        #expect(try c.get(renamed, SS.itemInterface, "Label") == .string("renamed seven"))
+        #expect(try c.library.item(renamed).label == "renamed seven")
         #expect(try f.lookup(["restart": "tool"]).stdout == "tool secret")
         #expect(try f.lookup(["n": "3"]).stdoutBytes == expected[["restart": "yes", "n": "3"]])
 
-        try c.unlockWithMasterPassword(work, password: "work-pw", session: session)
+        try c.library.unlock(work, password: SecureBytes("work-pw"), session: session)
         #expect(try f.lookup(["restart": "work"]).stdout == "work secret")
     }
 
@@ -84,7 +86,7 @@ import Testing
         #expect(throws: (any Error).self) { try f.startDaemon(unlock: true, password: "not the password") }
         // The right one still works, and nothing was lost.
         try f.startDaemon(unlock: true)
-        #expect(try f.client.isLocked(SS.login) == false)
+        #expect(try f.client.isLocked(SecretPath.login) == false)
         #expect(try f.lookup(["k": "v"]).stdout == "v")
     }
 
@@ -117,12 +119,12 @@ import Testing
         defer { f.shutdown() }
         let stored = try f.secretTool(["store", "--label=temp", "--collection=session", "k", "temp"], stdin: "in memory")
         #expect(stored.exitCode == 0, "\(stored)")
-        #expect(try f.client.items(of: SS.sessionCollection).count == 1)
-        #expect(try f.client.items(of: SS.login).isEmpty)
+        #expect(try f.client.items(of: SecretPath.sessionCollection).count == 1)
+        #expect(try f.client.items(of: SecretPath.login).isEmpty)
         #expect(try f.lookup(["k": "temp"]).stdout == "in memory")
         #expect(f.stopDaemon()?.exitCode == 0)
         try f.startDaemon(unlock: true)
-        #expect(try f.client.items(of: SS.sessionCollection).isEmpty)
+        #expect(try f.client.items(of: SecretPath.sessionCollection).isEmpty)
         #expect(try f.lookup(["k": "temp"]).exitCode == 1)
     }
 
@@ -144,8 +146,8 @@ import Testing
         defer { f.shutdown() }
         try f.store(label: "x", ["k": "bus"], secret: Array("b".utf8))
         f.bus.stop()
-        #expect(eventually(timeout: 10) { !f.daemonIsRunning }, "cofferd kept running without its bus")
-        let result = f.stopDaemon(grace: 1)
+        let result = f.stopDaemon(signal: nil, grace: 10)
+        #expect(result?.timedOut == false, "cofferd kept running without its bus")
         #expect(result?.exitCode == 0, "\(String(describing: result))")
     }
 
@@ -155,32 +157,14 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         #expect(f.stopDaemon()?.exitCode == 0)
-        let launcher = try ChildProcess(try DaemonFixture.cofferdPath,
-                                        arguments: ["--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"],
-                                        environment: f.environment(), stdin: Array(DaemonFixture.loginPassword.utf8))
-        let launched = launcher.wait(timeout: 30)
-        let probe = try f.newClient()
-        var detached: pid_t = 0
-        defer {
-            if detached > 0 {
-                kill(detached, SIGTERM)
-                _ = eventually(timeout: 10) { kill(detached, 0) != 0 || Self.isZombie(detached) }
-                kill(detached, SIGKILL)
-            }
-        }
-        if let pid = try? probe.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                                arguments: [.string(DaemonFixture.busName)]).first?.uint32 {
-            detached = pid_t(pid)
-        }
-        #expect(launched.exitCode == 0, "\(launched)")
-        #expect(detached > 0 && detached != launcher.pid, "the name must be owned when the command returns")
-        #expect(try probe.isLocked(SS.login) == false)
+        let daemon = try Detached(f, password: Array(DaemonFixture.loginPassword.utf8))
+        defer { daemon.stop() }
+        #expect(daemon.launched.exitCode == 0, "\(daemon.launched)")
+        #expect(daemon.pid > 0 && daemon.pid != daemon.launcherPID, "the name must be owned when the command returns")
+        #expect(try f.newClient().isLocked(SecretPath.login) == false)
         try f.store(label: "detached", ["k": "detached"], secret: Array("d".utf8))
         #expect(try f.lookup(["k": "detached"]).stdout == "d")
-        kill(detached, SIGTERM)
-        #expect(eventually(timeout: 10) { kill(detached, 0) != 0 || Self.isZombie(detached) }, "detached cofferd ignored SIGTERM")
-        detached = 0
+        #expect(daemon.stop(), "detached cofferd ignored SIGTERM")
     }
 
     /// A stop request right after the name appears (a service manager may send one at any
@@ -193,10 +177,10 @@ import Testing
         defer { watcher.close() }
         let target = Mutex<pid_t>(0)
         let rule = SignalRule(interface: "org.freedesktop.DBus", member: "NameOwnerChanged")
-        try watcher.addMatch(rule.matchRule + ",arg0='\(DaemonFixture.busName)'")
+        try watcher.addMatch(rule.matchRule + ",arg0='\(SecretServiceClient.busName)'")
         // Send SIGTERM from the signal handler itself, the moment the name gets an owner.
         watcher.addSignalHandler(rule) { message in
-            guard let args = try? message.arguments(), args.count == 3, args[0] == .string(DaemonFixture.busName),
+            guard let args = try? message.arguments(), args.count == 3, args[0] == .string(SecretServiceClient.busName),
                   let owner = args[2].string, !owner.isEmpty else { return }
             let pid = target.withLock { $0 }
             if pid > 0 { kill(pid, SIGTERM) }
@@ -211,11 +195,5 @@ import Testing
             let result = child.wait(timeout: 30)
             #expect(result.exitCode == 0 && !result.timedOut, "round \(round): \(result)")
         }
-    }
-
-    static func isZombie(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 }

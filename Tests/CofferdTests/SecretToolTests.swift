@@ -2,6 +2,8 @@ import CofferTestSupport
 import DBusKit
 import Foundation
 import Synchronization
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// The real `secret-tool` (libsecret) against cofferd.
@@ -22,15 +24,13 @@ import Testing
         #expect(missing.stdoutBytes.isEmpty)
 
         // What libsecret stored, seen over D-Bus: label, attributes, text/plain, in login.
-        let items = try f.client.items(of: SS.login)
+        let items = try f.client.items(of: SecretPath.login)
         try #require(items.count == 1)
-        let properties = try f.client.getAll(items[0], SS.itemInterface)
-        #expect(properties["Label"]?.string == "Mail password")
-        #expect(properties["Attributes"]?.stringDictionary == ["service": "mail", "user": "bob"])
-        let session = try f.client.openDH()
-        let reply = try f.client.call(items[0], SS.itemInterface, "GetSecret", [.objectPath(session.path)])
-        let secret = try f.client.decode(try #require(reply.first), session: session)
-        #expect(secret.bytes == Array("hunter2".utf8))
+        let item = try f.client.library.item(items[0])
+        #expect(item.label == "Mail password")
+        #expect(item.attributes == ["service": "mail", "user": "bob"])
+        let secret = try f.client.library.secret(of: items[0], session: f.client.library.openSession())
+        #expect(secret.bytes.unprotected == Array("hunter2".utf8))
         #expect(secret.contentType == "text/plain")
     }
 
@@ -51,12 +51,11 @@ import Testing
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         var expectedOut: [String: String] = [:]   // item id -> block
         var expectedErr: [String] = []
-        for item in try f.client.searchItems(["app": "search-test"]).unlocked {
-            let p = try f.client.getAll(item, SS.itemInterface)
-            let label = try #require(p["Label"]?.string)
-            let created = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(try #require(p["Created"]?.uint64))))
-            let modified = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(try #require(p["Modified"]?.uint64))))
-            let attributes = try #require(p["Attributes"]?.stringDictionary)
+        for item in try f.client.library.search(["app": "search-test"]).unlocked {
+            let p = try f.client.library.item(item)
+            let (label, attributes) = (p.label, p.attributes)
+            let created = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(p.created)))
+            let modified = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(p.modified)))
             let secret = label == "First" ? "one" : "two"
             var block = "[/\(item.lastElement!)]\nlabel = \(label)\nsecret = \(secret)\ncreated = \(created)\nmodified = \(modified)\n"
             if let schema = attributes["xdg:schema"] { block += "schema = \(schema)\n" }
@@ -85,7 +84,7 @@ import Testing
         #expect(try f.lookup(["site": "x"]).exitCode == 1)
         #expect(try f.lookup(["site": "x", "user": "2"]).exitCode == 1)
         #expect(try f.lookup(["site": "y"]).stdoutBytes == Array("s3".utf8))
-        #expect(try f.client.items(of: SS.login).count == 1)
+        #expect(try f.client.items(of: SecretPath.login).count == 1)
         // Nothing left to clear: exit status 1.
         #expect(try f.secretTool(["clear", "site", "x"]).exitCode == 1)
     }
@@ -94,13 +93,13 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         try f.store(label: "v1", ["k": "same"], secret: Array("first".utf8))
-        let before = try f.client.items(of: SS.login)
+        let before = try f.client.items(of: SecretPath.login)
         try f.store(label: "v2", ["k": "same"], secret: Array("second".utf8))
-        let after = try f.client.items(of: SS.login)
+        let after = try f.client.items(of: SecretPath.login)
         #expect(after.count == 1)
         #expect(before == after, "replace keeps the item path")
         #expect(try f.lookup(["k": "same"]).stdoutBytes == Array("second".utf8))
-        #expect(try f.client.get(after[0], SS.itemInterface, "Label").string == "v2")
+        #expect(try f.client.library.item(after[0]).label == "v2")
     }
 
     @Test func unicodeAndOddBytesRoundTrip() throws {
@@ -120,9 +119,9 @@ import Testing
         // text/plain secret as it is.
         let binary: [UInt8] = [0xff, 0xfe, 0x80, 0x41, 0xc3, 0x28, 0x0a]
         try f.store(label: "binary", ["kind": "binary"], secret: binary)
-        let session = try f.client.openDH()
-        let item = try #require(try f.client.searchItems(["kind": "binary"]).unlocked.first)
-        #expect(try f.client.getSecret(item, session: session) == binary)
+        let session = try f.client.library.openSession()
+        let item = try #require(try f.client.library.search(["kind": "binary"]).unlocked.first)
+        #expect(try f.client.secretBytes(of: item, session: session) == binary)
         #expect(try f.lookup(["kind": "binary"]).stdoutBytes == binary)
 
         // The longest secret secret-tool sends (8192 bytes).
@@ -149,15 +148,15 @@ import Testing
             }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
-        #expect(try f.client.searchItems(["bulk": "yes"]).unlocked.count == count)
-        #expect(try f.client.items(of: SS.login).count == count)
+        #expect(try f.client.library.search(["bulk": "yes"]).unlocked.count == count)
+        #expect(try f.client.items(of: SecretPath.login).count == count)
         for n in [0, 1, 57, 99, 128, 173, 199] {
             let r = try f.lookup(["bulk": "yes", "n": "\(n)"])
             #expect(r.stdout == "secret-\(n)", "lookup \(n): \(r)")
         }
         // All of them at once over D-Bus.
-        let session = try f.client.openDH()
-        let all = try f.client.getSecrets(try f.client.items(of: SS.login), session: session)
+        let session = try f.client.library.openSession()
+        let all = try f.client.secrets(of: try f.client.items(of: SecretPath.login), session: session)
         #expect(all.count == count)
         #expect(Set(all.values.map(\.utf8String)) == Set((0..<count).map { "secret-\($0)" }))
     }
@@ -166,14 +165,14 @@ import Testing
         let f = try DaemonFixture()
         defer { f.shutdown() }
         try f.store(label: "x", ["lock": "test"], secret: Array("s".utf8))
-        #expect(try f.client.isLocked(SS.login) == false)
+        #expect(try f.client.isLocked(SecretPath.login) == false)
         let result = try f.secretTool(["lock"])
         // libsecret 0.20.5's secret-tool lock crashes (SIGSEGV in g_list_free_full while
         // freeing its lists) after the Lock call succeeded; the daemon's state is what counts.
         #expect(result.exitCode == 0 || result.signal == SIGSEGV, "\(result)")
-        #expect(try f.client.isLocked(SS.login) == true)
-        #expect(try f.client.isLocked(SS.defaultAlias) == true)
-        let search = try f.client.searchItems(["lock": "test"])
+        #expect(try f.client.isLocked(SecretPath.login) == true)
+        #expect(try f.client.isLocked(SecretPath.defaultAlias) == true)
+        let search = try f.client.library.search(["lock": "test"])
         #expect(search.unlocked.isEmpty)
         #expect(search.locked.count == 1)
         // Lookup of a locked item: the unlock prompt is dismissed (no pinentry answer): exit 1.

@@ -1,6 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// Start-up with `--unlock`: the password is gone from the daemon's memory once it serves, and
@@ -45,8 +48,8 @@ import Testing
     @Test func aDamagedLoginDoesNotStopTheDaemon() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
-        let session = try f.client.openDH()
-        let other = try f.client.createWithMasterPassword(label: "Other", password: "other password", session: session)
+        let session = try f.client.library.openSession()
+        let other = try f.client.library.createCollection(label: "Other", password: SecureBytes("other password"), session: session)
         let kept = try f.client.createItem(in: other, label: "kept", attributes: ["where": "other"], secret: "safe", session: session)
         #expect(f.stopDaemon()?.exitCode == 0)
 
@@ -58,13 +61,13 @@ import Testing
         try f.startDaemon(unlock: true)
         #expect(f.daemonLog.contains("login collection is damaged"), "\(f.daemonLog)")
         let c = f.client!
-        try c.unlockWithMasterPassword(other, password: "other password", session: try c.openDH())
-        let fresh = try c.openDH()
-        #expect(try c.getSecret(kept, session: fresh) == Array("safe".utf8))
-        #expect(try c.searchItems(["where": "other"]).unlocked == [kept])
+        try c.library.unlock(other, password: SecureBytes("other password"), session: try c.library.openSession())
+        let fresh = try c.library.openSession()
+        #expect(try c.secretBytes(of: kept, session: fresh) == Array("safe".utf8))
+        #expect(try c.library.search(["where": "other"]).unlocked == [kept])
         // Every access to login says it is damaged.
-        for call in [{ _ = try c.service("Unlock", [.objectPathArray([SS.login])]) },
-                     { _ = try c.getAll(SS.login, SS.collectionInterface) },
+        for call in [{ _ = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login])) },
+                     { _ = try c.library.properties(of: CollectionInterface.name, on: SecretPath.login) },
                      { _ = try c.createItem(label: "new", attributes: ["a": "b"], secret: "x", session: fresh) }] {
             let error = expectDBusError(DBusError.Name.failed) { try call() }
             #expect(error?.message.contains("damaged") == true, "\(String(describing: error))")

@@ -1,6 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// What is decided for arguments gnome-keyring refuses and we once let through: CreateItem
@@ -8,46 +11,46 @@ import Testing
 /// aliases `login` and `session` cannot be re-pointed, and `default` may not name the
 /// in-memory session collection.
 @Suite(.timeLimit(.minutes(5))) struct StrictArgumentTests {
-    func createItem(_ c: SecretClient, _ properties: [String: DBusValue], session: ClientSession) throws {
-        _ = try c.call(SS.login, SS.collectionInterface, "CreateItem",
-                       [.variantDictionary(properties), try c.encode("s", session: session), .boolean(false)])
+    func createItem(_ c: TestClient, _ properties: [String: DBusValue], session: ClientSession) throws {
+        _ = try c.call(CollectionInterface.CreateItem.self, on: SecretPath.login,
+                       arguments: [.variantDictionary(properties), try session.encode(SecureBytes("s")).dbusValue, .boolean(false)])
     }
 
     @Test func createItemRefusesUnknownPropertiesAndExtraVariants() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
         let c = f.client!
-        let session = try c.openPlain()
+        let session = try c.library.openSession(.plain)
         let unknown = expectDBusError(DBusError.Name.invalidArgs) {
-            try createItem(c, [SS.itemLabel: .string("x"), "org.freedesktop.Secret.Item.Colour": .string("red")], session: session)
+            try createItem(c, [ItemProperties.labelKey: .string("x"), "\(ItemInterface.name).Colour": .string("red")], session: session)
         }
         #expect(unknown?.message.contains("Colour") == true, "\(String(describing: unknown))")
         let wrapped = expectDBusError(DBusError.Name.invalidArgs) {
-            try createItem(c, [SS.itemLabel: .string("x"), SS.itemAttributes: .variant(.stringDictionary(["a": "b"]))], session: session)
+            try createItem(c, [ItemProperties.labelKey: .string("x"), ItemProperties.attributesKey: .variant(.stringDictionary(["a": "b"]))], session: session)
         }
         #expect(wrapped?.message.contains("a{ss}") == true, "\(String(describing: wrapped))")
         expectDBusError(DBusError.Name.invalidArgs) {
-            try createItem(c, [SS.itemLabel: .uint32(7)], session: session)
+            try createItem(c, [ItemProperties.labelKey: .uint32(7)], session: session)
         }
-        #expect(try c.searchItems([:]).unlocked.isEmpty, "a refused CreateItem stored something")
+        #expect(try c.library.search([:]).unlocked.isEmpty, "a refused CreateItem stored something")
         // What gnome-keyring accepts still works, Type and the ignored Created included.
-        try createItem(c, [SS.itemLabel: .string("ok"), SS.itemAttributes: .stringDictionary(["a": "b"]),
-                           SS.itemType: .string("org.example.Schema"), "org.freedesktop.Secret.Item.Created": .uint64(1)],
+        try createItem(c, [ItemProperties.labelKey: .string("ok"), ItemProperties.attributesKey: .stringDictionary(["a": "b"]),
+                           ItemProperties.typeKey: .string("org.example.Schema"), "\(ItemInterface.name).\(ItemInterface.Property.created)": .uint64(1)],
                        session: session)
-        #expect(try c.searchItems(["a": "b"]).unlocked.count == 1)
+        #expect(try c.library.search(["a": "b"]).unlocked.count == 1)
     }
 
     @Test func fixedAliasesStayAndDefaultIsNeverTheSessionCollection() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
         let c = f.client!
-        for (name, target) in [("login", SS.sessionCollection), ("session", SS.login), ("default", SS.sessionCollection)] {
+        for (name, target) in [("login", SecretPath.sessionCollection), ("session", SecretPath.login), ("default", SecretPath.sessionCollection)] {
             expectDBusError(DBusError.Name.invalidArgs) {
-                try c.service("SetAlias", [.string(name), .objectPath(target)])
+                try c.library.setAlias(name, to: target)
             }
         }
-        #expect(try c.readAlias("login") == SS.login)
-        #expect(try c.readAlias("session") == SS.sessionCollection)
-        #expect(try c.readAlias("default") == SS.login)
+        #expect(try c.library.readAlias("login") == SecretPath.login)
+        #expect(try c.library.readAlias("session") == SecretPath.sessionCollection)
+        #expect(try c.library.readAlias("default") == SecretPath.login)
     }
 }

@@ -110,6 +110,19 @@ import Testing
         #expect(try DBusValue.signature(of: [.string("x"), .variant(.int32(1)), secrets]) == "sva{o(oayays)}")
     }
 
+    /// A typed dictionary is sent sorted by key, as the convenience constructors send theirs;
+    /// other key types keep an order of their own.
+    @Test func typedDictionariesAreSentSortedByKey() throws {
+        let attributes = ["b": "2", "a!": "3", "a": "1", "ü": "4", "": "0"]
+        #expect(attributes.dbusValue == .stringDictionary(attributes))
+        #expect(attributes.dbusValue.dictionaryEntries?.map { $0.key } == ["", "a", "a!", "b", "ü"].map { DBusValue.string($0) })
+        let paths: [ObjectPath: UInt32] = ["/b": 2, "/a/c": 3, "/a": 1]
+        #expect(paths.dbusValue.dictionaryEntries?.map { $0.key } == [.objectPath("/a"), .objectPath("/a/c"), .objectPath("/b")])
+        let numbers: [UInt32: String] = [3: "c", 1: "a", 2: "b"]
+        #expect(numbers.dbusValue == Dictionary(uniqueKeysWithValues: numbers.reversed()).dbusValue)
+        #expect(try [UInt32: String](dbusValue: numbers.dbusValue) == numbers)
+    }
+
     @Test func malformedValuesAreRejected() throws {
         #expect(throws: DBusError.self) { try DBusValue.array(elementSignature: .string, [.int32(1)]).validate() }
         #expect(throws: DBusError.self) { try DBusValue.array(elementSignature: "ss", []).validate() }

@@ -2,11 +2,11 @@ import CofferTestSupport
 import DBusKit
 import Foundation
 import Synchronization
+import SecretServiceClient
 
 /// cofferd serving one data directory on a private bus, started again and again: SIGKILLed
 /// by the torture, stopped with SIGTERM at the end.
 final class TortureDaemon {
-    static let busName = "org.freedesktop.secrets"
     /// The `login` password; it reaches cofferd through stdin only.
     static let password = Array("torture password".utf8)
 
@@ -45,7 +45,7 @@ final class TortureDaemon {
         let started = try ChildProcess(executable, arguments: arguments, environment: environment, stdin: Self.password)
         child = started
         Self.livePIDs.withLock { _ = $0.insert(started.pid) }
-        lastOwner = try bus.waitForOwner(of: Self.busName, startedBy: started, previousOwner: lastOwner)
+        lastOwner = try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: started, previousOwner: lastOwner)
     }
 
     /// Whether cofferd runs.

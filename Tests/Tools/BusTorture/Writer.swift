@@ -1,16 +1,17 @@
+import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
 import Synchronization
+import SecretServiceClient
+import SecretServiceProtocol
 
 /// One writer: its own connection, its own items (tagged with its name, so writers never touch
 /// each other's), and a seeded sequence of writes, one at a time, each checked against its reply.
 final class Writer: @unchecked Sendable {
-    static let service: ObjectPath = "/org/freedesktop/secrets"
-    static let login: ObjectPath = "/org/freedesktop/secrets/collection/login"
-    static let defaultAlias: ObjectPath = "/org/freedesktop/secrets/aliases/default"
+    static let login = SecretPath.collection(.login)
+    static let defaultAlias = SecretPath.aliases.appending(escaping: "default")
     static let tagAttribute = "torture"
-    static let callTimeout: Duration = .seconds(10)
 
     /// The attribute value marking this writer's items.
     let tag: String
@@ -54,25 +55,27 @@ final class Writer: @unchecked Sendable {
     /// Writes on a fresh connection to `address` until a call fails. A failure once `killed`
     /// is set is the kill's doing; any other is recorded in `failures`.
     func run(address: String, killed: borrowing Mutex<Bool>) {
-        let connection: DBusConnection
-        let session: ObjectPath
+        let client: SecretServiceClient
+        let session: ClientSession
         do {
-            connection = try DBusConnection(address: address)
-            let reply = try call(connection, Self.service, "org.freedesktop.Secret.Service", "OpenSession",
-                                 [.string("plain"), .variant(.string(""))])
-            guard reply.count == 2, let path = reply[1].objectPath else { throw DBusError.failed("OpenSession replied \(reply)") }
-            session = path
+            client = SecretServiceClient(connection: try DBusConnection(address: address))
+            do {
+                session = try client.openSession(.plain)
+            } catch {
+                client.close()
+                throw error
+            }
         } catch {
             if !killed.withLock({ $0 }) { failures.append("\(tag): opening a session failed while cofferd ran: \(error)") }
             return
         }
-        defer { connection.close() }
+        defer { client.close() }
         while true {
             let write = nextWrite()
             model.begin(write.pending)
             operations += 1
             do {
-                let path = try perform(write, on: connection, session: session)
+                let path = try perform(write, with: client, session: session)
                 model.acknowledge(at: path)
                 acknowledged += 1
             } catch {
@@ -147,63 +150,42 @@ final class Writer: @unchecked Sendable {
     // MARK: Sending writes
 
     /// Sends `write` and checks its reply; returns the path that now holds the written state.
-    private func perform(_ write: Write, on connection: DBusConnection, session: ObjectPath) throws -> ObjectPath {
-        let item = "org.freedesktop.Secret.Item"
+    private func perform(_ write: Write, with client: SecretServiceClient, session: ClientSession) throws -> ObjectPath {
         switch write {
         case .create(let state, let replace, let collection):
-            let path = try createItem(state, replace: replace, in: collection, on: connection, session: session)
+            let path = try createItem(state, replace: replace, in: collection, with: client, session: session)
             if model.items[path] != nil { failures.append("\(tag): CreateItem returned \(path), which holds another item") }
             return path
         case .replace(let target, let state, let collection):
-            let path = try createItem(state, replace: true, in: collection, on: connection, session: session)
+            let path = try createItem(state, replace: true, in: collection, with: client, session: session)
             if path != target { failures.append("\(tag): CreateItem(replace: true) on the attributes of \(target) returned \(path)") }
             return path
         case .setSecret(let path, let state):
-            try expect([], call(connection, path, item, "SetSecret", [Self.secret(state, session: session)]))
+            try client.setSecret(of: path, to: try SecureBytes(state.secret), contentType: state.contentType, session: session)
             return path
         case .setLabel(let path, let state):
-            try setProperty("Label", .string(state.label), of: path, on: connection)
+            try client.setLabel(ofItem: path, to: state.label)
             return path
         case .setAttributes(let path, let state):
-            try setProperty("Attributes", .stringDictionary(state.attributes), of: path, on: connection)
+            try client.setAttributes(of: path, to: state.attributes)
             return path
         case .delete(let path):
-            try expect([.objectPath(.root)], call(connection, path, item, "Delete"))
+            let prompt = try client.call(ItemInterface.Delete.self, on: path, NoArguments()).prompt
+            guard prompt == SecretPath.none else { throw DBusError.failed("Delete asked for a prompt, \(prompt)") }
             return path
         }
     }
 
+    /// CreateItem, checked: no prompt, and an item of `login` (also when named by its alias).
     private func createItem(_ state: ItemState, replace: Bool, in collection: ObjectPath,
-                            on connection: DBusConnection, session: ObjectPath) throws -> ObjectPath {
-        let properties: [String: DBusValue] = [
-            "org.freedesktop.Secret.Item.Label": .string(state.label),
-            "org.freedesktop.Secret.Item.Attributes": .stringDictionary(state.attributes),
-        ]
-        let reply = try call(connection, collection, "org.freedesktop.Secret.Collection", "CreateItem",
-                             [.variantDictionary(properties), Self.secret(state, session: session), .boolean(replace)])
-        guard reply.count == 2, let path = reply[0].objectPath, path.isInside(Self.login), reply[1] == .objectPath(.root) else {
-            throw DBusError.failed("CreateItem replied \(reply)")
+                            with client: SecretServiceClient, session: ClientSession) throws -> ObjectPath {
+        let input = CollectionInterface.CreateItem.Input(
+            properties: .init(label: state.label, attributes: state.attributes),
+            secret: try session.encode(try SecureBytes(state.secret), contentType: state.contentType), replace: replace)
+        let reply = try client.call(CollectionInterface.CreateItem.self, on: collection, input)
+        guard reply.item.isInside(Self.login), reply.prompt == SecretPath.none else {
+            throw DBusError.failed("CreateItem replied \(reply.item), prompt \(reply.prompt)")
         }
-        return path
-    }
-
-    private func setProperty(_ name: String, _ value: DBusValue, of path: ObjectPath, on connection: DBusConnection) throws {
-        try expect([], call(connection, path, "org.freedesktop.DBus.Properties", "Set",
-                            [.string("org.freedesktop.Secret.Item"), .string(name), .variant(value)]))
-    }
-
-    /// A `(oayays)` secret for a plain session.
-    private static func secret(_ state: ItemState, session: ObjectPath) -> DBusValue {
-        .structure([.objectPath(session), .bytes([]), .bytes(state.secret), .string(state.contentType)])
-    }
-
-    private func call(_ connection: DBusConnection, _ path: ObjectPath, _ interface: String, _ member: String,
-                      _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        try connection.call(destination: TortureDaemon.busName, path: path, interface: interface, member: member,
-                            arguments: arguments, timeout: Self.callTimeout)
-    }
-
-    private func expect(_ expected: [DBusValue], _ reply: [DBusValue]) throws {
-        guard reply == expected else { throw DBusError.failed("unexpected reply \(reply)") }
+        return reply.item
     }
 }
