@@ -10,10 +10,10 @@ public struct CollectionID: Hashable, Comparable, Sendable, CustomStringConverti
         self.rawValue = rawValue
     }
 
-    /// Derives an id from a display label: ASCII letters and digits are kept (lower-cased),
-    /// everything else becomes `_`; `taken` ids get a `_2`, `_3`, ... suffix.
+    /// Derives an id from a display label, as gnome-keyring does: ASCII letters (case kept) and
+    /// digits are kept, everything else becomes `_`; `taken` ids get a `_2`, `_3`, ... suffix.
     public static func derived(fromLabel label: String, avoiding taken: Set<CollectionID>) -> CollectionID {
-        var base = String(label.lowercased().unicodeScalars.prefix(48).map { scalar -> Character in
+        var base = String(label.unicodeScalars.prefix(48).map { scalar -> Character in
             scalar.isASCII && isAllowed(UInt8(scalar.value)) ? Character(scalar) : "_"
         })
         if base.isEmpty { base = "unnamed" }

@@ -67,7 +67,7 @@ final class DaemonKeychain: KeychainBackend {
     func checkNewCollectionID(_ id: CollectionID, existing: [CollectionID]) throws {
         let taken = Set(existing + [.session])
         guard CollectionID.derived(fromLabel: id.rawValue, avoiding: taken) == id else {
-            throw CLIError.usage("through cofferd, a new collection's id is 1 to 48 characters of a-z, 0-9 and _ (no capitals); choose such an id, or pass --data-dir to work on the files directly")
+            throw CLIError.usage("through cofferd, a new collection's id is 1 to 48 characters of A-Z, a-z, 0-9 and _; choose such an id, or pass --data-dir to work on the files directly")
         }
     }
 

@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func collectionIDsDerivedFromLabels() {
-        #expect(CollectionID.derived(fromLabel: "My Keys", avoiding: []).rawValue == "my_keys")
+        #expect(CollectionID.derived(fromLabel: "My Keys", avoiding: []).rawValue == "My_Keys")
         #expect(CollectionID.derived(fromLabel: "login", avoiding: [.login]).rawValue == "login_2")
         #expect(CollectionID.derived(fromLabel: "", avoiding: []).rawValue == "unnamed")
         #expect(CollectionID("with-dash") == nil)

@@ -134,7 +134,7 @@ import Testing
         let session = try c.library.openSession()
         let start = UInt64(Date().timeIntervalSince1970)
         let keys = try c.library.createCollection(label: "My Keys", password: SecureBytes("pw"), session: session)
-        #expect(keys == "/org/freedesktop/secrets/collection/my_5fkeys")
+        #expect(keys == "/org/freedesktop/secrets/collection/My_5fKeys")
         typealias P = CollectionInterface.Property
         let all = try c.library.properties(of: CollectionInterface.name, on: keys)
         #expect(Set(all.keys) == [P.items, P.label, P.locked, P.created, P.modified])

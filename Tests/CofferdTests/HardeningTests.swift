@@ -128,7 +128,7 @@ import Testing
         #expect(f.pinentryLogText.components(separatedBy: "PID").count - 1 == 2, "log:\n\(f.pinentryLogText)")
         let madeByThird = try #require(made.objectPath)
         #expect(Set(try first.library.collections()) == [SecretPath.login, SecretPath.sessionCollection,
-                                                         SecretPath.collection(CollectionID("running")!), madeByThird])
+                                                         SecretPath.collection(CollectionID("Running")!), madeByThird])
     }
 
     // MARK: Secret sizes
@@ -190,7 +190,7 @@ import Testing
         defer { f.shutdown() }
         let c = f.client!
         let session = try c.library.openSession()
-        let canonical: ObjectPath = "/org/freedesktop/secrets/collection/my_5fkeys"
+        let canonical: ObjectPath = "/org/freedesktop/secrets/collection/My_5fKeys"
         #expect(try c.library.createCollection(label: "My Keys", password: SecureBytes("pw"), session: session) == canonical)
         let item = try c.createItem(in: canonical, label: "k", attributes: ["canon": "1"], secret: "s", session: session)
         #expect(try c.library.collection(canonical).label == "My Keys")
@@ -199,8 +199,8 @@ import Testing
 
         let itemNumber = try #require(item.lastElement)
         let spellings: [ObjectPath] = [
-            "/org/freedesktop/secrets/collection/my_5Fkeys",       // upper-case hex
-            "/org/freedesktop/secrets/collection/_6dy_5fkeys",     // an escaped letter
+            "/org/freedesktop/secrets/collection/My_5FKeys",       // upper-case hex
+            "/org/freedesktop/secrets/collection/_4dy_5fKeys",     // an escaped letter
             "/org/freedesktop/secrets/collection/l_6fgin",
             "/org/freedesktop/secrets/collection/login_",          // a bare "_" is "_5f"
             "/org/freedesktop/secrets/aliases/_6beys",

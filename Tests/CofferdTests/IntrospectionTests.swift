@@ -111,7 +111,7 @@ import Testing
         #expect(result.stderr.isEmpty, "gdbus: \(result.stderr)")
         #expect(result.stdout.contains("node /org/freedesktop/secrets/session {"))
         #expect(result.stdout.contains("node \(item.rawValue) {"))
-        #expect(result.stdout.contains("node /org/freedesktop/secrets/collection/second {"))
+        #expect(result.stdout.contains("node /org/freedesktop/secrets/collection/Second {"))
         #expect(result.stdout.contains("interface \(ItemInterface.name) {"))
         // gdbus reads the properties with GetAll on the way: values are shown.
         #expect(result.stdout.contains("readonly b Locked = false;"))

@@ -198,7 +198,7 @@ struct PromptTests {
         let (dismissed, result) = try c.runPrompt(reply.prompt)
         #expect(!dismissed)
         let path = try #require(result.objectPath, "result must be an o: \(result)")
-        #expect(path == "/org/freedesktop/secrets/collection/prompted")
+        #expect(path == "/org/freedesktop/secrets/collection/Prompted")
         #expect(try c.library.readAlias("prompted") == path)
         #expect((try c.library.collections()).contains(path))
         #expect(try c.library.collection(path).label == "Prompted")

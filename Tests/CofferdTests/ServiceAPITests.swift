@@ -25,7 +25,7 @@ import Testing
 
         let session = try c.library.openSession()
         let work = try c.library.createCollection(label: "Work", password: SecureBytes("work-pw"), session: session)
-        #expect(work == "/org/freedesktop/secrets/collection/work")
+        #expect(work == "/org/freedesktop/secrets/collection/Work")
         #expect(Set(try c.library.collections()) == [SecretPath.login, SecretPath.sessionCollection, work])
 
         // SetAlias to a collection, read back, then "/" removes it.

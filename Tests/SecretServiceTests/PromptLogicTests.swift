@@ -87,7 +87,7 @@ import Testing
         #expect(asked.count == 4)
         #expect(asked[2].error == "The original password was incorrect.")
         #expect(asked[1].confirm && asked[3].confirm)
-        let id = CollectionID("work")!
+        let id = CollectionID("Work")!
         #expect(throws: CofferError.authenticationFailed) { try server.keychain.unlock(id, password: try Self.bytes("right")) }
         try server.keychain.unlock(id, password: try Self.bytes("new"))
     }
@@ -134,6 +134,6 @@ import Testing
                                          secret: try PromptLogicTests.bytes("never"), session: session)
         }
         #expect(try server.client.collection(work).isLocked)
-        #expect(try server.keychain.info(CollectionID("work")!).itemCount == 0)
+        #expect(try server.keychain.info(CollectionID("Work")!).itemCount == 0)
     }
 }
