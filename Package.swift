@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CDBus", "CofferCrypto", "SystemKit"]),
 
         // Core model and encrypted store.
-        .target(name: "CofferCore", dependencies: ["CofferCrypto"]),
+        .target(name: "CofferCore", dependencies: ["CofferCrypto", "SystemKit"]),
         .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
 
         // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,

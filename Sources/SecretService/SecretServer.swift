@@ -3,9 +3,7 @@ import CofferCrypto
 import DBusKit
 import Dispatch
 import SecretServiceProtocol
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemKit
 
 /// The Secret Service on one bus connection: it owns the sessions and prompts, resolves object
 /// paths to the Service, Collection, Item, Session and Prompt objects, and translates every
@@ -59,7 +57,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// Registers the objects, refuses callers of other Unix users and drops the sessions and
     /// prompts of clients that leave the bus.
     public func start() throws(DBusError) {
-        let ownUID = getuid()
+        let ownUID = ProcessControl.userID
         connection.objectServer.accessPolicy = { _, uid in uid == ownUID }
         connection.objectServer.register(prefix: SecretPath.service, tree: self)
         tokens.append(try connection.onNameVanished { [weak self] name in self?.clientLeft(name) })

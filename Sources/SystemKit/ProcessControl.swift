@@ -14,6 +14,9 @@ public enum ProcessControl {
     /// This process's id.
     public static var currentID: pid_t { getpid() }
 
+    /// This process's real user id.
+    public static var userID: UInt32 { getuid() }
+
     /// Whether process `pid` runs and this process may signal it (`kill(2)` with signal 0).
     public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 }
 
