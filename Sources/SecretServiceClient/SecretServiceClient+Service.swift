@@ -56,24 +56,33 @@ extension SecretServiceClient {
         _ = try completeIfNeeded(reply.prompt)
     }
 
-    /// How many items one GetSecrets call asks for: well below what one D-Bus reply may carry
-    /// for secrets of cofferd's largest size, and few enough that a client's secure memory
-    /// holds one batch.
+    /// How many items one GetSecrets call asks for at first: well below what one D-Bus reply
+    /// may carry for secrets of cofferd's largest size.
     public static let secretsPerCall = 32
 
     /// Hands `body` the secret of each of `items` that exists and is unlocked, with its
-    /// position in `items`, in GetSecrets calls of `secretsPerCall` items; each secret is
-    /// decoded into secure memory just before `body` gets it.
+    /// position in `items`, in GetSecrets calls of up to `secretsPerCall` items; each secret is
+    /// decoded into secure memory just before `body` gets it. A batch too large for this
+    /// process's secure memory, or for one reply, is asked again in halves.
     public func forEachSecret(of items: [ObjectPath], session: ClientSession,
                               _ body: (Int, Secret) throws -> Void) throws {
-        for start in stride(from: 0, to: items.count, by: Self.secretsPerCall) {
-            let batch = Array(items[start..<min(start + Self.secretsPerCall, items.count)])
-            let secrets = try call(ServiceInterface.GetSecrets.self, on: SecretPath.service,
-                                   .init(items: batch, session: session.path)).secrets
+        var start = 0
+        var size = Self.secretsPerCall
+        while start < items.count {
+            let batch = Array(items[start..<min(start + size, items.count)])
+            let reply = Result { () throws(DBusError) in
+                try call(ServiceInterface.GetSecrets.self, on: SecretPath.service, .init(items: batch, session: session.path))
+            }
+            if case .failure(let error) = reply, error.name == DBusError.Name.limitsExceeded, batch.count > 1 {
+                size = batch.count / 2
+                continue
+            }
+            let secrets = try reply.get().secrets
             for (offset, item) in batch.enumerated() {
                 guard let wire = secrets[item] else { continue }
                 try body(start + offset, try session.decode(wire))
             }
+            start += batch.count
         }
     }
 

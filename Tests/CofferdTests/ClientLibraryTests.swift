@@ -161,3 +161,28 @@ struct ClientLibraryTests {
         #expect(try client.readAlias("mine") == nil)
     }
 }
+
+/// Secrets that do not fit this process's secure memory in one batch are read in smaller ones.
+@Suite(.timeLimit(.minutes(5))) struct ClientBatchTests {
+    @Test func largeSecretsAreReadInHalvedBatches() throws {
+        Crypto.initialize()
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let client = SecretServiceClient(connection: try DBusConnection(address: f.bus.address))
+        defer { client.close() }
+        let session = try client.openSession(.plain)
+        let login = SecretPath.collection(.login)
+        // 24 × 200 KiB: 4.8 MB in one reply, more than the 4 MiB secure pool of this process.
+        var items: [ObjectPath] = []
+        for n in 0..<24 {
+            let secret = try SecureBytes([UInt8](repeating: UInt8(n), count: 200 << 10))
+            items.append(try client.createItem(in: login, label: "big \(n)", attributes: ["big": "\(n)"], secret: secret, session: session))
+        }
+        var read: [Int] = []
+        try client.forEachSecret(of: items, session: session) { position, secret in
+            #expect(secret.bytes.count == 200 << 10 && secret.bytes[0] == UInt8(position) && secret.bytes[(200 << 10) - 1] == UInt8(position))
+            read.append(position)
+        }
+        #expect(read == Array(0..<24))
+    }
+}
