@@ -1,0 +1,81 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
+import Testing
+
+/// A prompt reaches a user who has only a terminal: with no display, cofferd picks the real
+/// pinentry-curses on the terminal in GPG_TTY (a tmux pane here), and what is typed there
+/// unlocks the collection.
+@Suite(.timeLimit(.minutes(3)), .enabled(if: Executables.inPath("tmux") != nil && Executables.inPath("pinentry-curses") != nil,
+                                         "tmux or pinentry-curses is not installed"))
+struct TerminalPromptTests {
+    /// Runs tmux with a socket of its own.
+    static func tmux(_ socket: String, _ arguments: [String]) throws -> ChildResult {
+        try ChildProcess("tmux", arguments: ["-S", socket] + arguments).wait(timeout: 10)
+    }
+
+    @Test func pinentryCursesOnTheTerminalInGPGTTY() throws {
+        let root = NSTemporaryDirectory() + "coffer-tty-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let socket = root + "/tmux"
+        #expect(try Self.tmux(socket, ["new-session", "-d", "-s", "prompt", "-x", "100", "-y", "30", "sleep 300"]).succeeded)
+        defer { _ = try? Self.tmux(socket, ["kill-server"]) }
+        let tty = try Self.tmux(socket, ["display-message", "-p", "-t", "prompt", "#{pane_tty}"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(tty.hasPrefix("/dev/"), "\(tty)")
+
+        let bus = try PrivateBus()
+        defer { bus.stop() }   // cofferd leaves with its bus
+        // No DISPLAY, no --pinentry: cofferd must choose the terminal pinentry itself.
+        let environment = bus.environment(["PATH": "/usr/bin:/bin", "HOME": root, "GPG_TTY": tty, "TERM": "xterm"])
+        let daemon = try ChildProcess(try DaemonFixture.cofferdPath, arguments: ["--foreground", "--unlock", "--data-dir", root + "/data"],
+                                      environment: environment, stdin: Array("typed on a terminal\n".utf8))
+        defer { _ = daemon.terminate(grace: 5) }
+        try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: daemon)
+
+        let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        _ = try client.lock([login])
+        let reply = try client.call(ServiceInterface.Unlock.self, on: SecretPath.service, .init(objects: [login]))
+        let outcome = Outcome()
+        let waiter = Thread {
+            outcome.set(Result { try client.complete(prompt: reply.prompt, timeout: .seconds(60)) })
+        }
+        waiter.start()
+
+        // The dialog is drawn in the pane; type the password there.
+        var screen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            screen = try Self.tmux(socket, ["capture-pane", "-p", "-t", "prompt"]).stdout
+            if screen.contains("Login") { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(screen.contains("Login"), "pinentry never showed the prompt; pane:\n\(screen)\ncofferd:\n\(daemon.stderr)")
+        #expect(try Self.tmux(socket, ["send-keys", "-t", "prompt", "typed on a terminal", "Enter"]).succeeded)
+
+        let result = try #require(outcome.wait(timeout: 30), "the prompt did not complete; cofferd:\n\(daemon.stderr)")
+        #expect(try result.get() == .objectPathArray([login]))
+        #expect(try !client.collection(login).isLocked)
+    }
+}
+
+/// A result handed from the thread awaiting the prompt.
+private final class Outcome: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<DBusValue, any Error>?
+
+    func set(_ result: Result<DBusValue, any Error>) {
+        self.result = result
+        done.signal()
+    }
+
+    func wait(timeout: TimeInterval) -> Result<DBusValue, any Error>? {
+        done.wait(timeout: .now() + timeout) == .success ? result : nil
+    }
+}
