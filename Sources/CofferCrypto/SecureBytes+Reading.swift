@@ -28,4 +28,25 @@ extension SecureBytes {
             }
         }
     }
+
+    /// The next line of `descriptor`, without its "\n" and a "\r" before that, read a byte at
+    /// a time so that nothing after it is consumed, and whether a "\n" ended it (false: end of
+    /// input); nil if it is longer than `limit` bytes (what was read is wiped).
+    public static func readLine(from descriptor: FileDescriptor, limit: Int) throws -> (line: SecureBytes, sawNewline: Bool)? {
+        let line = try SecureBytes(capacity: 64)
+        var sawNewline = false
+        while try line.append(readingFrom: descriptor, upTo: 1) == 1 {
+            if line[line.count - 1] == UInt8(ascii: "\n") {
+                line.truncate(to: line.count - 1)
+                sawNewline = true
+                break
+            }
+            guard line.count <= limit else {
+                line.removeAll()
+                return nil
+            }
+        }
+        if line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") { line.truncate(to: line.count - 1) }
+        return (line, sawNewline)
+    }
 }

@@ -125,18 +125,13 @@ final class InputSource {
 struct SecureBytesReader {
     let descriptor: FileDescriptor
 
-    /// The next line, without its "\n" and a "\r" before that, read a byte at a time so that
-    /// nothing after it is consumed; and whether a "\n" ended it (false: end of input).
+    /// The next line, without its "\n" and a "\r" before that (see `SecureBytes.readLine`);
+    /// and whether a "\n" ended it (false: end of input).
     func readLine(limit: Int) throws -> (SecureBytes, sawNewline: Bool) {
-        let line = try SecureBytes(capacity: 64)
-        while try reading({ try line.append(readingFrom: descriptor, upTo: 1) }) == 1 {
-            if line[line.count - 1] == UInt8(ascii: "\n") {
-                line.truncate(to: line.count - 1)
-                return (trimmedCR(line), true)
-            }
-            guard line.count <= limit else { throw CLIError.usage("an input line is longer than \(limit) bytes") }
+        guard let read = try reading({ try SecureBytes.readLine(from: descriptor, limit: limit) }) else {
+            throw CLIError.usage("an input line is longer than \(limit) bytes")
         }
-        return (trimmedCR(line), false)
+        return (read.line, read.sawNewline)
     }
 
     /// Everything up to end of input; `tooLarge` if that is more than `limit` bytes.
@@ -152,10 +147,5 @@ struct SecureBytesReader {
         } catch let error as Errno {
             throw CLIError.storeFailure("cannot read input: \(error.reason)")
         }
-    }
-
-    private func trimmedCR(_ line: SecureBytes) -> SecureBytes {
-        if line.count > 0, line[line.count - 1] == UInt8(ascii: "\r") { line.truncate(to: line.count - 1) }
-        return line
     }
 }

@@ -15,6 +15,7 @@ enum Startup {
     /// trailing newline (`\n` or `\r\n`), as for the CLI's `--password-stdin`; nil if there is
     /// nothing. Read straight into secure memory: no ordinary copy of it is ever made.
     static func readPassword(from descriptor: FileDescriptor = .standardInput) throws -> SecureBytes? {
+        if descriptor.isTerminal { return try askPassword(on: descriptor) }
         let password: SecureBytes?
         do {
             password = try SecureBytes.read(toEndOf: descriptor, limit: maximumPasswordBytes)
@@ -27,6 +28,18 @@ enum Startup {
         let length = password.count - newlineLength(at: password.count, of: password)
         password.truncate(to: length)
         return password.isEmpty ? nil : password
+    }
+
+    /// `--unlock` typed on a terminal: asked for without echo, one line.
+    private static func askPassword(on terminal: FileDescriptor) throws -> SecureBytes? {
+        let prompt = Array("Password of the default collection (login, unless the default alias names another): ".utf8)
+        let read = try TerminalEcho.off(on: terminal) { () throws -> (line: SecureBytes, sawNewline: Bool)? in
+            _ = try? FileDescriptor.standardError.writeAll(prompt)
+            defer { _ = try? FileDescriptor.standardError.writeAll(Array("\n".utf8)) }
+            return try SecureBytes.readLine(from: terminal, limit: maximumPasswordBytes)
+        }
+        guard let read else { throw StartupError("the password typed for --unlock is longer than \(maximumPasswordBytes) bytes") }
+        return read.line.isEmpty ? nil : read.line
     }
 
     /// How many bytes of line end (`\n`, `\r\n`, or none) end `bytes[..<end]`.

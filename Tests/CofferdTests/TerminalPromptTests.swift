@@ -65,6 +65,45 @@ struct TerminalPromptTests {
     }
 }
 
+/// `cofferd --unlock` started on a terminal asks for the password there, without echo.
+@Suite(.timeLimit(.minutes(3)), .enabled(if: Executables.inPath("tmux") != nil, "tmux is not installed"))
+struct UnlockOnATerminalTests {
+    @Test func thePasswordIsAskedWithoutEcho() throws {
+        let root = NSTemporaryDirectory() + "coffer-unlock-tty-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let socket = root + "/tmux"
+        let command = "env DBUS_SESSION_BUS_ADDRESS='\(bus.address)' HOME='\(root)' '\(try DaemonFixture.cofferdPath)' --foreground --unlock --data-dir '\(root)/data'"
+        #expect(try TerminalPromptTests.tmux(socket, ["new-session", "-d", "-s", "unlock", "-x", "120", "-y", "30", command]).succeeded)
+        defer { _ = try? TerminalPromptTests.tmux(socket, ["kill-server"]) }
+
+        var screen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            screen = try TerminalPromptTests.tmux(socket, ["capture-pane", "-p", "-t", "unlock"]).stdout
+            if screen.contains("Password of the default collection") { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(screen.contains("Password of the default collection"), "no prompt; pane:\n\(screen)")
+        #expect(try TerminalPromptTests.tmux(socket, ["send-keys", "-t", "unlock", "typed unseen", "Enter"]).succeeded)
+
+        let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        let served = Date().addingTimeInterval(30)
+        while Date() < served, (try? client.collection(login)) == nil { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try !client.collection(login).isLocked)
+        screen = try TerminalPromptTests.tmux(socket, ["capture-pane", "-p", "-t", "unlock"]).stdout
+        #expect(!screen.contains("typed unseen"), "the password was echoed:\n\(screen)")
+        // It is the password: the collection opens with it.
+        let session = try client.openSession()
+        _ = try client.lock([login])
+        try client.unlock(login, password: try SecureBytes(Array("typed unseen".utf8)), session: session)
+    }
+}
+
 /// A result handed from the thread awaiting the prompt.
 private final class Outcome: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
