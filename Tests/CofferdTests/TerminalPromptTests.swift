@@ -17,6 +17,18 @@ struct TerminalPromptTests {
         try ChildProcess("tmux", arguments: ["-S", socket] + arguments).wait(timeout: 10)
     }
 
+    /// What the pane `target` shows once it shows `text` (or after 30 s, whatever it shows).
+    static func screen(_ socket: String, _ target: String, showing text: String) throws -> String {
+        var screen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            screen = try tmux(socket, ["capture-pane", "-p", "-t", target]).stdout
+            if screen.contains(text) { break }
+            Thread.sleep(forTimeInterval: 0.05)   // tmux tells nobody when a pane changes: look again
+        }
+        return screen
+    }
+
     @Test func pinentryCursesOnTheTerminalInGPGTTY() throws {
         let root = NSTemporaryDirectory() + "coffer-tty-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -49,13 +61,7 @@ struct TerminalPromptTests {
         waiter.start()
 
         // The dialog is drawn in the pane; type the password there.
-        var screen = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            screen = try Self.tmux(socket, ["capture-pane", "-p", "-t", "prompt"]).stdout
-            if screen.contains("Login") { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        let screen = try Self.screen(socket, "prompt", showing: "Login")
         #expect(screen.contains("Login"), "pinentry never showed the prompt; pane:\n\(screen)\ncofferd:\n\(daemon.stderr)")
         #expect(try Self.tmux(socket, ["send-keys", "-t", "prompt", "typed on a terminal", "Enter"]).succeeded)
 
@@ -79,13 +85,7 @@ struct UnlockOnATerminalTests {
         #expect(try TerminalPromptTests.tmux(socket, ["new-session", "-d", "-s", "unlock", "-x", "120", "-y", "30", command]).succeeded)
         defer { _ = try? TerminalPromptTests.tmux(socket, ["kill-server"]) }
 
-        var screen = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            screen = try TerminalPromptTests.tmux(socket, ["capture-pane", "-p", "-t", "unlock"]).stdout
-            if screen.contains("Password of the default collection") { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        var screen = try TerminalPromptTests.screen(socket, "unlock", showing: "Password of the default collection")
         #expect(screen.contains("Password of the default collection"), "no prompt; pane:\n\(screen)")
         #expect(try TerminalPromptTests.tmux(socket, ["send-keys", "-t", "unlock", "typed unseen", "Enter"]).succeeded)
 
