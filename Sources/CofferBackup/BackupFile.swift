@@ -1,7 +1,7 @@
 import CofferCore
 import CofferCrypto
 
-/// The Coffer backup file format, version 1. All integers little-endian.
+/// The Coffer backup file format, version 1 (docs/backup-format.md). All integers little-endian.
 ///
 /// ```
 /// magic      16 bytes  "CofferBackup\n\0\r\n"

@@ -13,7 +13,7 @@ struct Export: ParsableCommand {
         discussion: """
         --format coffer (the default) writes an encrypted backup of every collection, or of \
         those given with --collection, protected by a passphrase you choose (Argon2id and \
-        AES-256-GCM; the format is documented in Sources/CofferBackup/BackupFile.swift). \
+        AES-256-GCM; the format is described in docs/backup-format.md). \
         `coffer import backup FILE` restores it exactly: labels, attributes, secrets, content \
         types, times and aliases.
 
