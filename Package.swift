@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "SecretServiceClient", targets: ["SecretServiceClient"]),
         .executable(name: "cofferd", targets: ["cofferd"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        // pam_coffer: unlocks the default collection at login (link it with -static-stdlib to install).
+        .library(name: "pam_coffer", type: .dynamic, targets: ["PAMCoffer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,6 +31,7 @@ let package = Package(
                        providers: [.apt(["libgcrypt20-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
         .target(name: "CProcess"),
 
         // Safe Swift wrappers.
@@ -59,6 +62,9 @@ let package = Package(
 
         // The org.freedesktop.Secret.* object layer.
         .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),
+
+        // The PAM module: libpam's entry points, and the login it follows (no Foundation).
+        .target(name: "PAMCoffer", dependencies: ["CPAM", "SystemKit"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [

@@ -1,0 +1,83 @@
+// libpam for pam_coffer: the calls Swift cannot make safely itself. The password never enters
+// Swift: it is kept by libpam (pam_set_data, wiped by its cleanup) and written from here
+// straight into a pipe.
+#include <security/pam_modules.h>
+#include <security/pam_ext.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+#include <pwd.h>
+#include <syslog.h>
+
+#define CPAM_STASH "coffer-authtok"
+
+static void cpam_wipe_and_free(pam_handle_t *pamh, void *data, int status) {
+    (void)pamh; (void)status;
+    if (data) { explicit_bzero(data, strlen((char *)data)); free(data); }
+}
+
+/// Keeps a copy of the password the user typed (PAM_AUTHTOK) for the session to come.
+static inline int cpam_stash_authtok(pam_handle_t *pamh) {
+    const char *token = NULL;
+    int rc = pam_get_authtok(pamh, PAM_AUTHTOK, &token, NULL);
+    if (rc != PAM_SUCCESS || token == NULL) return rc == PAM_SUCCESS ? PAM_AUTHTOK_ERR : rc;
+    char *copy = strdup(token);
+    if (copy == NULL) return PAM_BUF_ERR;
+    return pam_set_data(pamh, CPAM_STASH, copy, cpam_wipe_and_free);
+}
+
+static inline int cpam_write_all(int fd, const char *text, size_t length) {
+    while (length > 0) {
+        ssize_t n = write(fd, text, length);
+        if (n < 0) { if (errno == EINTR) continue; return -1; }
+        text += n; length -= (size_t)n;
+    }
+    return 0;
+}
+
+/// Writes `text` and a newline to `fd`: 0, or -1 on an error.
+static inline int cpam_write_line(int fd, const char *text) {
+    if (cpam_write_all(fd, text, strlen(text)) != 0) return -1;
+    return cpam_write_all(fd, "\n", 1);
+}
+
+/// Writes the stashed password and a newline to `fd`: 0; 1 when there is none; -1 on an error.
+static inline int cpam_write_stashed(pam_handle_t *pamh, int fd) {
+    const void *data = NULL;
+    if (pam_get_data(pamh, CPAM_STASH, &data) != PAM_SUCCESS || data == NULL) return 1;
+    return cpam_write_line(fd, (const char *)data);
+}
+
+/// Writes the old password then the new one, each with a newline, to `fd`: those another module
+/// of the stack (pam_unix) took, else asked here (pam_get_authtok): 0; 1 when either cannot be
+/// had; -1 on an error.
+static inline int cpam_write_old_and_new(pam_handle_t *pamh, int fd) {
+    const char *old = NULL, *new = NULL;
+    if (pam_get_authtok(pamh, PAM_OLDAUTHTOK, &old, NULL) != PAM_SUCCESS || old == NULL) return 1;
+    if (pam_get_authtok(pamh, PAM_AUTHTOK, &new, NULL) != PAM_SUCCESS || new == NULL) return 1;
+    if (cpam_write_line(fd, old) != 0) return -1;
+    return cpam_write_line(fd, new);
+}
+
+/// The user being logged in, or NULL.
+static inline const char *cpam_user(pam_handle_t *pamh) {
+    const char *user = NULL;
+    return pam_get_user(pamh, &user, NULL) == PAM_SUCCESS ? user : NULL;
+}
+
+/// The user's uid, gid and home (into `home`, `size` bytes): 0, or -1 when unknown.
+static inline int cpam_account(const char *user, uid_t *uid, gid_t *gid, char *home, size_t size) {
+    struct passwd entry, *found = NULL;
+    char buffer[4096];
+    if (getpwnam_r(user, &entry, buffer, sizeof buffer, &found) != 0 || found == NULL) return -1;
+    *uid = entry.pw_uid; *gid = entry.pw_gid;
+    if (strlen(entry.pw_dir) + 1 > size) return -1;
+    strcpy(home, entry.pw_dir);
+    return 0;
+}
+
+/// One warning line in the system log (never a secret).
+static inline void cpam_warn(pam_handle_t *pamh, const char *message) {
+    pam_syslog(pamh, LOG_WARNING, "%s", message);
+}

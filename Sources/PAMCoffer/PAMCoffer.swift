@@ -1,0 +1,69 @@
+import SystemKit
+
+/// What pam_coffer does for a login: unlock the user's default collection with the password
+/// they typed (starting cofferd, or creating `login` on a first login, as `cofferd --unlock`
+/// does), and follow their password changes. The password reaches cofferd and coffer on a pipe.
+///
+/// Options (in the PAM line): `cofferd=PATH`, `coffer=PATH` (default /usr/bin/…),
+/// `data-dir=DIR` for the cofferd it starts (default: theirs; coffer talks to that cofferd).
+enum PAMCoffer {
+    static func unlockAtLogin(_ request: PAMRequest) {
+        // First cofferd --unlock: it serves unlocked once it returns 0. When another one serves
+        // already (the name is owned), coffer unlocks through it.
+        if run(request, program: request.options["cofferd"] ?? "/usr/bin/cofferd", ["--unlock"],
+               password: request.writeStashedPassword) { return }
+        if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["unlock", "--password-stdin"],
+                password: request.writeStashedPassword) {
+            request.log("could not unlock the default collection of \(request.user); it stays locked")
+        }
+    }
+
+    static func followPasswordChange(_ request: PAMRequest) {
+        if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["passwd", "--password-stdin"],
+                password: request.writeOldAndNewPassword) {
+            request.log("could not change the password of \(request.user)'s default collection; change it with: coffer passwd")
+        }
+    }
+
+    /// Runs `program arguments` as the user, with the password written on its stdin by
+    /// `password`; whether it succeeded within 60 s.
+    private static func run(_ request: PAMRequest, program: String, _ arguments: [String],
+                            password: (Int32) -> Bool) -> Bool {
+        guard let account = request.account else {
+            request.log("no account named \(request.user)")
+            return false
+        }
+        let runtime = request.environment("XDG_RUNTIME_DIR") ?? "/run/user/\(account.uid)"
+        var environment = ["HOME": account.home, "USER": request.user, "LOGNAME": request.user,
+                           "PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_RUNTIME_DIR": runtime,
+                           "DBUS_SESSION_BUS_ADDRESS": request.environment("DBUS_SESSION_BUS_ADDRESS") ?? "unix:path=\(runtime)/bus"]
+        if let data = request.environment("XDG_DATA_HOME") { environment["XDG_DATA_HOME"] = data }
+        // coffer goes through the running cofferd; only a cofferd started here needs the store.
+        let dataDir = program.hasSuffix("cofferd") ? request.options["data-dir"].map { ["--data-dir", $0] } ?? [] : []
+        var command = [program] + arguments + dataDir
+        if ProcessControl.userID == 0 && account.uid != 0 {
+            command = ["/usr/bin/setpriv", "--reuid=\(account.uid)", "--regid=\(account.gid)", "--init-groups", "--"] + command
+        }
+        do {
+            let (readEnd, writeEnd) = try FileDescriptor.pipe()
+            // Nothing of the login's own output: a daemon left running must not hold it open.
+            let nowhere = try FileDescriptor.open("/dev/null", .readWrite)
+            defer { nowhere.close() }
+            let child = try Subprocess(command[0], arguments: Array(command.dropFirst()), environment: environment,
+                                       standardInput: readEnd, standardOutput: nowhere, standardError: nowhere,
+                                       newSession: true)
+            readEnd.close()
+            let written = password(writeEnd.rawValue)
+            writeEnd.close()
+            guard let ended = child.wait(timeout: .seconds(60)) else {
+                child.send(signal: 9)   // SIGKILL
+                request.log("\(program) did not finish within 60 s")
+                return false
+            }
+            return written && ended == .exited(0)
+        } catch {
+            request.log("cannot run \(program): \(error)")
+            return false
+        }
+    }
+}

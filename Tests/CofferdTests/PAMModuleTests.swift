@@ -1,0 +1,97 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
+import Testing
+
+/// pam_coffer in a real PAM stack (pam_wrapper runs the service file below, pam_matrix checks
+/// the password, pamtester logs in), against the real cofferd on a private bus.
+/// pam_wrapper's library, when installed.
+private let pamWrapperLibrary: String? = ["/usr/lib/x86_64-linux-gnu/libpam_wrapper.so", "/usr/lib/aarch64-linux-gnu/libpam_wrapper.so"]
+    .first { FileManager.default.fileExists(atPath: $0) }
+
+@Suite(.timeLimit(.minutes(3)), .enabled(if: pamWrapperLibrary != nil && Executables.inPath("pamtester") != nil,
+                                         "libpam-wrapper or pamtester is not installed (scripts/setup installs them)"))
+struct PAMModuleTests {
+    static var wrapper: String? { pamWrapperLibrary }
+    static var matrix: String { URL(fileURLWithPath: wrapper!).deletingLastPathComponent().path + "/pam_wrapper/pam_matrix.so" }
+
+    /// A service "coffer-test": pam_coffer keeps the password, pam_matrix checks it, and the
+    /// session unlocks.
+    struct Stack {
+        let root: String
+        let bus: PrivateBus
+        var user: String { ProcessInfo.processInfo.environment["USER"] ?? "root" }
+
+        init(password: String) throws {
+            root = NSTemporaryDirectory() + "coffer-pam-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: root + "/services", withIntermediateDirectories: true)
+            bus = try PrivateBus()
+            let module = try #require(Executables.built("libpam_coffer.so"), "pam_coffer is not built")
+            let options = "cofferd=\(try DaemonFixture.cofferdPath) coffer=\(try #require(Executables.built("coffer"))) data-dir=\(root)/data"
+            try "\(userName()):\(password):coffer-test\n".write(toFile: root + "/passdb", atomically: true, encoding: .utf8)
+            try """
+                auth     optional \(module) \(options)
+                auth     required \(PAMModuleTests.matrix) passdb=\(root)/passdb
+                account  required \(PAMModuleTests.matrix) passdb=\(root)/passdb
+                session  optional \(module) \(options)
+                """.write(toFile: root + "/services/coffer-test", atomically: true, encoding: .utf8)
+        }
+
+        /// The login name of this process's user (pam_matrix and the module look it up).
+        func userName() -> String { ProcessInfo.processInfo.userName }
+
+        /// `pamtester coffer-test USER authenticate open_session`, typing `password` (asked twice:
+        /// by pam_coffer, then by pam_matrix).
+        func login(typing password: String) throws -> ChildResult {
+            let environment = bus.environment(["LD_PRELOAD": PAMModuleTests.wrapper!, "PAM_WRAPPER": "1",
+                                               "PAM_WRAPPER_SERVICE_DIR": root + "/services", "PATH": "/usr/bin:/bin"])
+            return try ChildProcess("pamtester", arguments: ["coffer-test", userName(), "authenticate", "open_session"],
+                                    environment: environment, stdin: Array("\(password)\n\(password)\n".utf8)).wait(timeout: 60)
+        }
+
+        func remove() {
+            bus.stop()   // the cofferd the module started leaves with its bus
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    @Test func loginUnlocksAndASecondLoginReusesTheDaemon() throws {
+        let stack = try Stack(password: "login password")
+        defer { stack.remove() }
+        let first = try stack.login(typing: "login password")
+        #expect(first.exitCode == 0, "\(first)")
+
+        // The first login made login with the typed password, and it is unlocked.
+        let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        #expect(try !client.collection(login).isLocked)
+        let owner = try client.connection.nameOwner(SecretServiceClient.busName)
+        _ = try client.lock([login])
+
+        // A second login unlocks it in the same daemon.
+        let second = try stack.login(typing: "login password")
+        #expect(second.exitCode == 0, "\(second)")
+        #expect(try !client.collection(login).isLocked)
+        #expect(try client.connection.nameOwner(SecretServiceClient.busName) == owner)
+        // And it is the login password that opens it.
+        _ = try client.lock([login])
+        try client.unlock(login, password: try SecureBytes(Array("login password".utf8)), session: try client.openSession())
+    }
+
+    @Test func aWrongPasswordLeavesItLocked() throws {
+        let stack = try Stack(password: "login password")
+        defer { stack.remove() }
+        #expect(try stack.login(typing: "login password").exitCode == 0)
+        let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        _ = try client.lock([login])
+        let refused = try stack.login(typing: "not the password")
+        #expect(refused.exitCode != 0, "\(refused)")
+        #expect(try client.collection(login).isLocked)
+    }
+}
