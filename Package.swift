@@ -5,7 +5,8 @@
 //   C shims:        CGcrypt, CDBus, CProcess
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
 //                   the hex and percent escapers),
-//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1), PAMCoffer (libpam's
+//                   pam_sm_* entry points, over LoginUnlock)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
 //   object layer:   SecretService (the server's objects); SecretServiceClient (a client library)
@@ -63,8 +64,10 @@ let package = Package(
         // The org.freedesktop.Secret.* object layer.
         .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),
 
-        // The PAM module: libpam's entry points, and the login it follows (no Foundation).
-        .target(name: "PAMCoffer", dependencies: ["CPAM", "SystemKit"]),
+        // The PAM module (no Foundation): what a login does (LoginUnlock), under libpam's entry
+        // points (PAMCoffer: libpam's wrapper, the only C pointers, at the boundary).
+        .target(name: "LoginUnlock", dependencies: ["SystemKit"]),
+        .target(name: "PAMCoffer", dependencies: ["CPAM", "LoginUnlock"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [

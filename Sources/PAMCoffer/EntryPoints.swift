@@ -1,8 +1,10 @@
 internal import CPAM
+import LoginUnlock
 
-// The PAM entry points (`pam_sm_*`, found by name when libpam loads pam_coffer.so). They turn
-// libpam's C arguments into `PAMRequest` and hand over to `PAMCoffer`; the password itself
-// never enters Swift (see CPAM's shim).
+// The PAM entry points (`pam_sm_*`, found by name when libpam loads pam_coffer.so): libpam's
+// wrapper, the only place pam_coffer sees a C pointer. They turn libpam's arguments into a
+// `PAMRequest` and hand over to `LoginUnlock`; the password itself never enters Swift (see
+// CPAM's shim).
 
 @_cdecl("pam_sm_authenticate")
 public func pamAuthenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
@@ -22,7 +24,7 @@ public func pamSetCredentials(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: In
 public func pamOpenSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let request = PAMRequest(pamh, argc, argv) else { return PAM_IGNORE }
-    PAMCoffer.unlockAtLogin(request)
+    LoginUnlock.unlockAtLogin(request)
     return PAM_SUCCESS   // never keep a login out: a failure is logged
 }
 
@@ -37,12 +39,12 @@ public func pamChangeAuthToken(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: I
                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     // libpam calls twice: first to check (PAM_PRELIM_CHECK), then to change.
     guard flags & Int32(PAM_UPDATE_AUTHTOK) != 0, let request = PAMRequest(pamh, argc, argv) else { return PAM_SUCCESS }
-    PAMCoffer.followPasswordChange(request)
+    LoginUnlock.followPasswordChange(request)
     return PAM_SUCCESS
 }
 
 /// One call from libpam: its handle, the module's options, the user.
-struct PAMRequest {
+struct PAMRequest: LoginRequest {
     private let handle: OpaquePointer
     let options: [String: String]
     let user: String

@@ -1,13 +1,31 @@
 import SystemKit
 
+/// What the login manager tells pam_coffer (see PAMCoffer's `PAMRequest`, over libpam): the
+/// user, the module's options, the session's environment, and a way to hand the password over
+/// without it ever entering Swift.
+public protocol LoginRequest {
+    var user: String { get }
+    var options: [String: String] { get }
+    /// The user's uid, gid and home directory.
+    var account: (uid: UInt32, gid: UInt32, home: String)? { get }
+    /// A variable of the session's environment, else of this process.
+    func environment(_ name: String) -> String?
+    /// Writes the password kept at authentication, then a newline, to `descriptor`.
+    func writeStashedPassword(to descriptor: Int32) -> Bool
+    /// Writes the old password, then the new one, each with a newline, to `descriptor`.
+    func writeOldAndNewPassword(to descriptor: Int32) -> Bool
+    /// One line in the system log (never a secret).
+    func log(_ message: String)
+}
+
 /// What pam_coffer does for a login: unlock the user's default collection with the password
 /// they typed (starting cofferd, or creating `login` on a first login, as `cofferd --unlock`
 /// does), and follow their password changes. The password reaches cofferd and coffer on a pipe.
 ///
 /// Options (in the PAM line): `cofferd=PATH`, `coffer=PATH` (default /usr/bin/…),
 /// `data-dir=DIR` for the cofferd it starts (default: theirs; coffer talks to that cofferd).
-enum PAMCoffer {
-    static func unlockAtLogin(_ request: PAMRequest) {
+public enum LoginUnlock {
+    public static func unlockAtLogin(_ request: some LoginRequest) {
         // First cofferd --unlock: it serves unlocked once it returns 0. When another one serves
         // already (the name is owned), coffer unlocks through it.
         if run(request, program: request.options["cofferd"] ?? "/usr/bin/cofferd", ["--unlock"],
@@ -18,7 +36,7 @@ enum PAMCoffer {
         }
     }
 
-    static func followPasswordChange(_ request: PAMRequest) {
+    public static func followPasswordChange(_ request: some LoginRequest) {
         if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["passwd", "--password-stdin"],
                 password: request.writeOldAndNewPassword) {
             request.log("could not change the password of \(request.user)'s default collection; change it with: coffer passwd")
@@ -27,7 +45,7 @@ enum PAMCoffer {
 
     /// Runs `program arguments` as the user, with the password written on its stdin by
     /// `password`; whether it succeeded within 60 s.
-    private static func run(_ request: PAMRequest, program: String, _ arguments: [String],
+    private static func run(_ request: some LoginRequest, program: String, _ arguments: [String],
                             password: (Int32) -> Bool) -> Bool {
         guard let account = request.account else {
             request.log("no account named \(request.user)")
