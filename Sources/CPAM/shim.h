@@ -49,14 +49,35 @@ static inline int cpam_write_stashed(pam_handle_t *pamh, int fd) {
     return cpam_write_line(fd, (const char *)data);
 }
 
-/// Writes the old password then the new one, each with a newline, to `fd`: those another module
-/// of the stack (pam_unix) took, else asked here (pam_get_authtok): 0; 1 when either cannot be
-/// had; -1 on an error.
+#define CPAM_OLD_STASH "coffer-old-authtok"
+
+/// Keeps a copy of the current password in a password change's first phase (PAM_PRELIM_CHECK):
+/// the one an earlier module of the stack took (pam_unix), else asked here. Modules later in the
+/// stack may wipe the item (pam_matrix does), so the update phase uses this copy. Returns 0; 1
+/// when it cannot be had (root changing another user's password knows no old password: nothing
+/// is asked then).
+static inline int cpam_stash_old_authtok(pam_handle_t *pamh, int may_ask) {
+    const void *item = NULL;
+    const char *old = NULL;
+    if (pam_get_item(pamh, PAM_OLDAUTHTOK, &item) == PAM_SUCCESS && item != NULL && *(const char *)item != '\0') {
+        old = item;
+    } else if (!may_ask || pam_get_authtok(pamh, PAM_OLDAUTHTOK, &old, NULL) != PAM_SUCCESS || old == NULL) {
+        return 1;
+    }
+    char *copy = strdup(old);
+    if (copy == NULL) return 1;
+    return pam_set_data(pamh, CPAM_OLD_STASH, copy, cpam_wipe_and_free) == PAM_SUCCESS ? 0 : 1;
+}
+
+/// Writes the old password then the new one, each with a newline, to `fd`: the old one kept in
+/// the first phase, the new one another module of the stack took (pam_unix), else asked here
+/// (pam_get_authtok asks twice): 0; 1 when either cannot be had; -1 on an error.
 static inline int cpam_write_old_and_new(pam_handle_t *pamh, int fd) {
-    const char *old = NULL, *new = NULL;
-    if (pam_get_authtok(pamh, PAM_OLDAUTHTOK, &old, NULL) != PAM_SUCCESS || old == NULL) return 1;
+    const void *old = NULL;
+    const char *new = NULL;
+    if (pam_get_data(pamh, CPAM_OLD_STASH, &old) != PAM_SUCCESS || old == NULL) return 1;
     if (pam_get_authtok(pamh, PAM_AUTHTOK, &new, NULL) != PAM_SUCCESS || new == NULL) return 1;
-    if (cpam_write_line(fd, old) != 0) return -1;
+    if (cpam_write_line(fd, (const char *)old) != 0) return -1;
     return cpam_write_line(fd, new);
 }
 

@@ -12,7 +12,11 @@ public protocol LoginRequest {
     func environment(_ name: String) -> String?
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
     func writeStashedPassword(to descriptor: Int32) -> Bool
-    /// Writes the old password, then the new one, each with a newline, to `descriptor`.
+    /// Keeps the current password for a password change: the one an earlier module of the stack
+    /// took, else (only if `mayAsk`) asked from the user; whether there is one.
+    func keepOldPassword(mayAsk: Bool) -> Bool
+    /// Writes the old password kept by `keepOldPassword`, then the new one, each with a newline,
+    /// to `descriptor`.
     func writeOldAndNewPassword(to descriptor: Int32) -> Bool
     /// One line in the system log (never a secret).
     func log(_ message: String)
@@ -33,6 +37,16 @@ public enum LoginUnlock {
         if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["unlock", "--password-stdin"],
                 password: request.writeStashedPassword) {
             request.log("could not unlock the default collection of \(request.user); it stays locked")
+        }
+    }
+
+    /// The first phase of a password change: keep the current password, which the collection
+    /// needs to be re-keyed. Root setting another user's password knows no old one: nothing is
+    /// asked, and that user's collection keeps its password.
+    public static func prepareForPasswordChange(_ request: some LoginRequest) {
+        let byRoot = ProcessControl.userID == 0 && request.account.map { $0.uid != 0 } ?? true
+        if !request.keepOldPassword(mayAsk: !byRoot) {
+            request.log("no current password for \(request.user)'s default collection; it keeps its password (change it with: coffer passwd)")
         }
     }
 

@@ -37,9 +37,14 @@ public func pamCloseSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int3
 @_cdecl("pam_sm_chauthtok")
 public func pamChangeAuthToken(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    // libpam calls twice: first to check (PAM_PRELIM_CHECK), then to change.
-    guard flags & Int32(PAM_UPDATE_AUTHTOK) != 0, let request = PAMRequest(pamh, argc, argv) else { return PAM_SUCCESS }
-    LoginUnlock.followPasswordChange(request)
+    // libpam calls twice: first to check (PAM_PRELIM_CHECK), then to change. Never in the way of
+    // the change itself: a failure is logged.
+    guard let request = PAMRequest(pamh, argc, argv) else { return PAM_IGNORE }
+    if flags & Int32(PAM_PRELIM_CHECK) != 0 {
+        LoginUnlock.prepareForPasswordChange(request)
+    } else if flags & Int32(PAM_UPDATE_AUTHTOK) != 0 {
+        LoginUnlock.followPasswordChange(request)
+    }
     return PAM_SUCCESS
 }
 
@@ -80,6 +85,9 @@ struct PAMRequest: LoginRequest {
 
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
     func writeStashedPassword(to descriptor: Int32) -> Bool { cpam_write_stashed(handle, descriptor) == 0 }
+
+    /// Keeps the current password for the change to come (asking for it only if `mayAsk`).
+    func keepOldPassword(mayAsk: Bool) -> Bool { cpam_stash_old_authtok(handle, mayAsk ? 1 : 0) == 0 }
 
     /// Writes the old password, then the new one, each with a newline, to `descriptor`.
     func writeOldAndNewPassword(to descriptor: Int32) -> Bool { cpam_write_old_and_new(handle, descriptor) == 0 }

@@ -19,7 +19,8 @@ struct PAMModuleTests {
     static var matrix: String { URL(fileURLWithPath: wrapper!).deletingLastPathComponent().path + "/pam_wrapper/pam_matrix.so" }
 
     /// A service "coffer-test": pam_coffer keeps the password, pam_matrix checks it, and the
-    /// session unlocks.
+    /// session unlocks; a password change goes through both (pam_coffer first: pam_matrix wipes
+    /// the current password it checked, which pam_unix does not).
     struct Stack {
         let root: String
         let bus: PrivateBus
@@ -37,6 +38,8 @@ struct PAMModuleTests {
                 auth     required \(PAMModuleTests.matrix) passdb=\(root)/passdb
                 account  required \(PAMModuleTests.matrix) passdb=\(root)/passdb
                 session  optional \(module) \(options)
+                password optional \(module) \(options)
+                password required \(PAMModuleTests.matrix) passdb=\(root)/passdb
                 """.write(toFile: root + "/services/coffer-test", atomically: true, encoding: .utf8)
         }
 
@@ -46,10 +49,20 @@ struct PAMModuleTests {
         /// `pamtester coffer-test USER authenticate open_session`, typing `password` (asked twice:
         /// by pam_coffer, then by pam_matrix).
         func login(typing password: String) throws -> ChildResult {
+            try pamtester(["authenticate", "open_session"], typing: [password, password])
+        }
+
+        /// `pamtester coffer-test USER chauthtok`, as `passwd` does: the current password (asked
+        /// by pam_coffer, then pam_matrix), then the new one twice (pam_coffer, then pam_matrix).
+        func changePassword(from old: String, to new: String) throws -> ChildResult {
+            try pamtester(["chauthtok"], typing: [old, old, new, new, new, new])
+        }
+
+        private func pamtester(_ operations: [String], typing lines: [String]) throws -> ChildResult {
             let environment = bus.environment(["LD_PRELOAD": PAMModuleTests.wrapper!, "PAM_WRAPPER": "1",
                                                "PAM_WRAPPER_SERVICE_DIR": root + "/services", "PATH": "/usr/bin:/bin"])
-            return try ChildProcess("pamtester", arguments: ["coffer-test", userName(), "authenticate", "open_session"],
-                                    environment: environment, stdin: Array("\(password)\n\(password)\n".utf8)).wait(timeout: 60)
+            return try ChildProcess("pamtester", arguments: ["coffer-test", userName()] + operations,
+                                    environment: environment, stdin: Array(lines.map { $0 + "\n" }.joined().utf8)).wait(timeout: 60)
         }
 
         func remove() {
@@ -93,5 +106,30 @@ struct PAMModuleTests {
         let refused = try stack.login(typing: "not the password")
         #expect(refused.exitCode != 0, "\(refused)")
         #expect(try client.collection(login).isLocked)
+    }
+
+    @Test func passwdChangesTheLoginPasswordAndTheCollectionsTogether() throws {
+        let stack = try Stack(password: "old password")
+        defer { stack.remove() }
+        #expect(try stack.login(typing: "old password").exitCode == 0)
+        let changed = try stack.changePassword(from: "old password", to: "new password")
+        #expect(changed.exitCode == 0, "\(changed)")
+
+        // pam_matrix took the new login password, and login opens with it, not the old one.
+        #expect(try String(contentsOfFile: stack.root + "/passdb", encoding: .utf8).contains(":new password:"))
+        let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
+        defer { client.close() }
+        let login = SecretPath.collection(.login)
+        _ = try client.lock([login])
+        let session = try client.openSession()
+        #expect(throws: (any Error).self) {
+            try client.unlock(login, password: try SecureBytes(Array("old password".utf8)), session: session)
+        }
+        try client.unlock(login, password: try SecureBytes(Array("new password".utf8)), session: session)
+
+        // The next login, with the new password, unlocks it.
+        _ = try client.lock([login])
+        #expect(try stack.login(typing: "new password").exitCode == 0)
+        #expect(try !client.collection(login).isLocked)
     }
 }
