@@ -89,7 +89,7 @@ let package = Package(
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.
-        .target(name: "CofferTestSupport", dependencies: ["DBusKit", "SystemKit"]),
+        .target(name: "CofferTestSupport", dependencies: ["DBusKit", "SystemKit", "SecretServiceClient", "CofferCrypto"]),
 
         // Tests, and tools the tests run as child processes: a pinentry that answers from a
         // script, and the writer the store's crash and concurrency tests run.

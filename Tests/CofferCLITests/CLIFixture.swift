@@ -1,5 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
+import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// A private data directory and HOME for one test, and a way to run the built `coffer` on it.
@@ -90,6 +94,31 @@ final class CLIFixture {
     static func itemID(_ output: String) -> UInt64? {
         guard let slash = output.lastIndex(of: "/") else { return nil }
         return UInt64(output[output.index(after: slash)...].trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Hands `body` a client of the built cofferd serving this fixture's data directory on a
+    /// private bus (nothing unlocked), then stops both.
+    func throughDaemon<T>(_ body: (SecretServiceClient, ClientSession) throws -> T) throws -> T {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let cofferd = try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
+        let daemon = try ChildProcess(cofferd, arguments: ["--foreground", "--data-dir", dataDir, "--pinentry", root + "/no-pinentry"],
+                                      environment: bus.environment(["HOME": home, "LANG": "C.UTF-8"]))
+        defer { _ = daemon.terminate() }
+        try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: daemon)
+        let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))
+        defer { client.close() }
+        return try body(client, try client.openSession())
+    }
+
+    /// Every field of every item of collection `id`, unlocked with `password`, as cofferd serves
+    /// them from this fixture's store.
+    func items(of id: String, password: String) throws -> Set<ProviderItem> {
+        try throughDaemon { client, session in
+            let collection = SecretPath.service.appending(escaping: "collection").appending(escaping: id)
+            try client.unlock(collection, password: try SecureBytes(Array(password.utf8)), session: session)
+            return try client.everyItem(of: collection, session: session)
+        }
     }
 
     /// Parses `--json` search output.

@@ -1,5 +1,9 @@
+import CofferCrypto
 import CofferTestSupport
+import DBusKit
 import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
 import Testing
 
 /// `coffer import gnome-keyring` on files the real gnome-keyring-daemon wrote.
@@ -8,9 +12,13 @@ import Testing
 struct ImportGnomeKeyringTests {
     static let keyringPassword = "gk password ✓"
 
-    /// A gnome-keyring home whose login keyring holds unicode, binary, empty-attribute and
-    /// 100 numbered items; the daemon is stopped, so the files are complete.
-    static func keyringHome() throws -> GnomeKeyringDaemon {
+    static let bulk = 1_000
+
+    /// A gnome-keyring home whose login keyring holds unicode, binary and empty-attribute items
+    /// (stored with secret-tool) and `bulk` numbered ones (stored by a client over its bus), and
+    /// every field of every item as gnome-keyring served them; the daemon is stopped, so the
+    /// files are complete.
+    static func keyringHome(bulk: Int = bulk) throws -> (GnomeKeyringDaemon, Set<ProviderItem>) {
         let keyring = try GnomeKeyringDaemon(password: keyringPassword)
         func store(_ label: String, _ attributes: [String], _ secret: [UInt8]) throws {
             let result = try keyring.secretTool(["store", "--label=\(label)"] + attributes, stdin: secret)
@@ -18,30 +26,45 @@ struct ImportGnomeKeyringTests {
         }
         try store("Ünïcode ✓", ["service", "git", "user", "ånn", "empty", ""], Array("s3cret ✓".utf8))
         try store("binary", ["service", "binary"], [0x00, 0x01, 0xFF, 0x80])
-        for n in 0..<100 { try store("item \(n)", ["service", "bulk", "n", "\(n)"], Array("secret \(n)".utf8)) }
+        let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
+        defer { client.close() }
+        let session = try client.openSession()
+        let login = SecretPath.collection(.login)
+        // With the schema attribute libsecret sends (gnome-keyring adds it only to items it
+        // reads back from its file).
+        for n in 0..<bulk {
+            _ = try client.createItem(in: login, label: "item \(n)",
+                                      attributes: ["service": "bulk", "n": "\(n)", "xdg:schema": "org.freedesktop.Secret.Generic"],
+                                      secret: try SecureBytes(Array("secret \(n)".utf8)), session: session)
+        }
+        let served = try client.everyItem(of: login, session: session)
+        try #require(served.count == bulk + 2)
         keyring.stop()
-        return keyring
+        return (keyring, served)
     }
 
     @Test func importsEverythingOnceAndNamesWhatFails() throws {
-        let keyring = try Self.keyringHome()
+        let (keyring, served) = try Self.keyringHome()
         defer { keyring.remove() }
         let login = keyring.keyringsDirectory + "/login.keyring"
         let f = try CLIFixture()
 
         let dry = try f.run(["import", "gnome-keyring", "--dry-run", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
         #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.contains("would import 102 of 102 items") && dry.stdout.contains("(a new collection)"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("would import \(Self.bulk + 2) of \(Self.bulk + 2) items") && dry.stdout.contains("(a new collection)"), "\(dry.stdout)")
         #expect(try f.run(["collections"]).stdout.contains("login") == false)
 
         let started = Date()
         let first = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
         let took = Date().timeIntervalSince(started)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stdout.contains("imported 102 items from \(login) into 'login'"), "\(first.stdout)")
-        print("importing 102 items took \(String(format: "%.2f", took)) s")
+        #expect(first.stdout.contains("imported \(Self.bulk + 2) items from \(login) into 'login'"), "\(first.stdout)")
+        print("importing \(Self.bulk + 2) items took \(String(format: "%.2f", took)) s")
 
-        // The new collection has the keyring's password; every field came over.
+        // Every field of every item came over, and the new collection has the keyring's password.
+        let imported = try f.items(of: "login", password: Self.keyringPassword)
+        let missing = served.subtracting(imported), unexpected = imported.subtracting(served)
+        #expect(missing.isEmpty && unexpected.isEmpty, "\(imported.count) imported; missing \(missing.count), e.g. \(missing.first.map(String.init(describing:)) ?? "-"); unexpected \(unexpected.count), e.g. \(unexpected.first.map(String.init(describing:)) ?? "-")")
         let password = Self.keyringPassword
         let git = try f.run(["search", "--password-stdin", "--service", "git", "--secret-only"], stdin: "\(password)\n")
         #expect(git.status == 0 && git.stdout == "s3cret ✓\n", "\(git.stderr)")
@@ -53,11 +76,11 @@ struct ImportGnomeKeyringTests {
         let binary = try f.run(["search", "--password-stdin", "--service", "binary", "--secret-only", "--raw"], stdin: "\(password)\n")
         #expect(binary.stdoutBytes == [0x00, 0x01, 0xFF, 0x80], "\(binary.stderr)")
         let bulk = try f.run(["search", "--all", "--password-stdin", "--service", "bulk", "--json", "--show-secret"], stdin: "\(password)\n")
-        #expect(try CLIFixture.jsonArray(bulk).count == 100)
+        #expect(try CLIFixture.jsonArray(bulk).count == Self.bulk)
 
         // Again: nothing added.
         let second = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
-        #expect(second.status == 0 && second.stdout.contains("imported 0 items") && second.stdout.contains("(102 already there)"), "\(second.stdout)")
+        #expect(second.status == 0 && second.stdout.contains("imported 0 items") && second.stdout.contains("(\(Self.bulk + 2) already there)"), "\(second.stdout)")
 
         // A wrong password: exit 3, the file named, nothing added.
         let wrong = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "other", login], stdin: "nope\n")
@@ -71,12 +94,12 @@ struct ImportGnomeKeyringTests {
         let mixed = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "work", damaged, login],
                               stdin: "\(Self.keyringPassword)\n\(Self.keyringPassword)\n")
         #expect(mixed.status == 5 && mixed.stderr.contains(damaged) && mixed.stderr.contains("damaged"), "\(mixed.stderr)")
-        #expect(mixed.stdout.contains("imported 102 items from \(login) into 'work'"), "\(mixed.stdout)")
+        #expect(mixed.stdout.contains("imported \(Self.bulk + 2) items from \(login) into 'work'"), "\(mixed.stdout)")
     }
 
     /// Without files: every keyring in gnome-keyring's directory, and its default alias.
     @Test func theDefaultDirectoryAndAlias() throws {
-        let keyring = try Self.keyringHome()
+        let (keyring, _) = try Self.keyringHome(bulk: 10)
         defer { keyring.remove() }
         let f = try CLIFixture()
         let target = f.home + "/.local/share/keyrings"
@@ -117,12 +140,12 @@ struct ImportFromBusTests {
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("imported 2 items from 'Login' (/org/freedesktop/secrets/collection/login) into 'login'"), "\(first.stdout)")
 
-        let git = try coffer(["search", "--password-stdin", "--service", "git", "--secret-only"], "new login pw\n")
-        #expect(git.status == 0 && git.stdout == "s3cret ✓\n", "\(git.stderr)")
-        let mail = try coffer(["search", "--password-stdin", "--service", "mail", "--json"], "new login pw\n")
-        let item = try #require(try CLIFixture.jsonArray(mail).first)
-        #expect(item["label"] as? String == "second")
-        #expect((item["attributes"] as? [String: String])?["empty"] == "")
+        // Every field of every item, as each provider serves it.
+        let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
+        defer { client.close() }
+        let served = try client.everyItem(of: SecretPath.collection(.login), session: try client.openSession())
+        #expect(served.count == 2)
+        #expect(try f.items(of: "login", password: "new login pw") == served)
 
         let again = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
         #expect(again.status == 0 && again.stdout.contains("imported 0 items") && again.stdout.contains("(2 already there)"), "\(again.stdout)\(again.stderr)")
