@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCore
 
 /// The root command: `coffer <subcommand>`.
 struct CofferCommand: ParsableCommand {
@@ -77,7 +78,7 @@ struct CofferCommand: ParsableCommand {
           List every item of a collection as JSON:
             coffer search --all --json --collection work
         """,
-        version: "0.1.0",
+        version: CofferVersion.current,
         subcommands: [
             Add.self, Search.self, Update.self, Delete.self,
             Collections.self, CreateCollection.self, DeleteCollection.self,

@@ -30,7 +30,8 @@ struct Cofferd: ParsableCommand {
 
         Interactive use: locked collections are unlocked through a password dialog shown by a \
         pinentry program (pinentry-gnome3, -qt, -gtk-2, -curses or -tty; --pinentry to choose).
-        """)
+        """,
+        version: CofferVersion.current)
 
     @Flag(help: "Read the password of the 'login' collection from standard input (to end of file), create that collection if missing, and unlock it.")
     var unlock = false

@@ -11,6 +11,14 @@ import Testing
                 "coffer not found at \(CLIFixture.executable); set COFFER_CLI")
     }
 
+    @Test func bothProgramsPrintTheOneVersion() throws {
+        let cofferd = try #require(Executables.built("cofferd"))
+        let daemon = try ChildProcess(cofferd, arguments: ["--version"]).wait(timeout: 30)
+        let cli = try CLIFixture().run(["--version"], dataDir: false)
+        #expect(daemon.stdout == "\(CofferVersion.current)\n" && daemon.status == 0, "\(daemon)")
+        #expect(cli.stdout == "\(CofferVersion.current)\n" && cli.status == 0, "\(cli)")
+    }
+
     @Test func fullItemLifecycle() throws {
         let cli = try CLIFixture()
         try cli.createCollection()
