@@ -93,6 +93,15 @@ extension DBusConnection {
         return uid
     }
 
+    /// The process id of the connection owning bus name `name` (GetConnectionUnixProcessID).
+    public func unixProcessID(of name: String) throws(DBusError) -> UInt32 {
+        try DBusNames.requireBusName(name)
+        guard let pid = try busCall("GetConnectionUnixProcessID", [.string(name)]).first?.uint32 else {
+            throw .failed("unexpected GetConnectionUnixProcessID reply")
+        }
+        return pid
+    }
+
     /// Calls `handler` on the loop thread with the unique name of every peer that disconnects
     /// from the bus (NameOwnerChanged with an empty new owner). Subscribes to the signal on the
     /// first registration.

@@ -34,6 +34,17 @@ public enum FileSystem {
     /// Whether `path` names anything (`access(2)` with F_OK).
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Where the symbolic link at `path` points (`readlink(2)`), or nil when it is none or
+    /// cannot be read.
+    public static func linkDestination(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let length = buffer.withUnsafeMutableBufferPointer { pointer in
+            pointer.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
+        }
+        guard length > 0, length < buffer.count else { return nil }
+        return String(decoding: buffer.prefix(length), as: UTF8.self)
+    }
+
     /// Whether `path` is a regular file this process may execute.
     public static func isExecutableFile(_ path: String) -> Bool {
         (try? FileStatus.of(path).kind) == .regular && access(path, X_OK) == 0

@@ -20,6 +20,23 @@ public enum ProcessControl {
     /// Whether process `pid` runs and this process may signal it (`kill(2)` with signal 0).
     public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 }
 
+    /// The executable process `pid` runs (its `/proc/PID/exe`), or nil when it is gone or not
+    /// this user's to look at. A deleted file reads "PATH (deleted)".
+    public static func executable(of pid: pid_t) -> String? { FileSystem.linkDestination("/proc/\(pid)/exe") }
+
+    /// Waits for child process `pid` to end: its exit status, or 128 + the signal that ended it.
+    public static func exitStatus(waitingFor pid: pid_t) throws(Errno) -> Int32 {
+        var status: Int32 = 0
+        _ = try retryingInterrupted("waitpid \(pid)") { waitpid(pid, &status, 0) }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Sends `signal` to process `pid`.
+    public static func send(signal number: Int32, to pid: pid_t) throws(Errno) {
+        guard kill(pid, number) == 0 else { throw Errno(errno, operation: "kill \(pid)") }
+    }
+
     /// `setsid(2)`: a session of its own, without a controlling terminal.
     public static func startSession() { _ = setsid() }
 

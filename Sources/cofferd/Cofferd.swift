@@ -30,6 +30,20 @@ struct Cofferd: ParsableCommand {
 
         Interactive use: locked collections are unlocked through a password dialog shown by a \
         pinentry program (pinentry-gnome3, -qt, -gtk-2, -curses or -tty; --pinentry to choose).
+
+        LOG
+          In the foreground, cofferd logs to standard error (the journal under systemd). \
+        Detached, it says on the terminal whether it started and then logs to the system log \
+        (journalctl --user -t cofferd, or journalctl -t cofferd). It never logs a secret.
+
+        EXIT STATUS
+          0  stopped cleanly (or --stop stopped the running cofferd)
+          1  --stop: no cofferd serves this session bus
+          2  usage error: bad option or argument, unreadable --unlock password
+          3  the --unlock password does not open the default collection
+          4  another Secret Service (or another cofferd) serves org.freedesktop.secrets
+          5  cannot start: no session bus, a damaged or unreadable store, a system error
+          Errors are one line on stderr starting with "cofferd: ".
         """,
         version: CofferVersion.current)
 
@@ -41,6 +55,9 @@ struct Cofferd: ParsableCommand {
 
     @Flag(help: "Take the bus name over from another Secret Service that allows it.")
     var replace = false
+
+    @Flag(help: "Stop the cofferd serving this session bus, and wait until it has stopped (with systemd: systemctl --user stop cofferd).")
+    var stop = false
 
     @Option(help: "Directory of the encrypted store.")
     var dataDir: String?
@@ -54,7 +71,34 @@ struct Cofferd: ParsableCommand {
     @Option(help: ArgumentHelp("Size of the locked secure-memory pool in KiB (default 4096).", visibility: .hidden))
     var secureMemoryKib: Int = 4096
 
+    @Option(help: ArgumentHelp("The system log's socket, for a detached cofferd.", visibility: .hidden))
+    var logSocket: String = SystemLog.defaultSocket
+
+    /// Written out (rather than ArgumentParser's own) so that every failure is one `cofferd: `
+    /// line with a documented exit status.
+    static func main() {
+        do {
+            let command = try parse()
+            try command.run()
+            Foundation.exit(ExitStatus.success)
+        } catch {
+            Foundation.exit(StartupError.report(error))
+        }
+    }
+
+    func validate() throws {
+        if stop && (unlock || replace || dataDir != nil || pinentry != nil) {
+            throw ValidationError("--stop stops the running cofferd; it takes no other option but --address")
+        }
+    }
+
     func run() throws {
+        if stop {
+            let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
+            defer { connection.close() }
+            try Stop.stopServingDaemon(on: connection, log: Log.line)
+            return
+        }
         Crypto.unblockAllSignals()
         Crypto.disableCoreDumps()
         ProcessControl.ignore(signal: SIGPIPE)
@@ -86,7 +130,7 @@ struct Cofferd: ParsableCommand {
                                   passwords: Pinentry(program: program, environment: pinentryEnvironment(startedOn: terminal)), log: log)
         try server.start()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
-        readiness?.ready()
+        readiness?.ready(logSocket: logSocket)
         connection.run()
         log("stopped")
     }

@@ -2,7 +2,9 @@ import Foundation
 import SystemKit
 
 /// Detaches from the terminal: the parent waits until the child reports that it serves (or
-/// failed), so that `cofferd && secret-tool …` never races the start-up.
+/// failed, with the child's exit status), so that `cofferd && secret-tool …` never races the
+/// start-up. Start-up messages and errors reach the terminal; once it serves, the daemon logs
+/// to the system log and writes nothing to the terminal.
 ///
 /// `detach()` must come before any libgcrypt or Dispatch use: memory locks (libgcrypt's
 /// secure pool) and threads are not inherited by a forked child, so everything that matters
@@ -25,28 +27,35 @@ struct Daemonizer {
             writeEnd.close()
             throw error
         }
-        if child != nil {
+        if let child {
             writeEnd.close()
-            let report = try? readEnd.read(upTo: 1)
-            exit(report?.count == 1 ? 0 : 1)
+            if let report = try? readEnd.read(upTo: 1), report.count == 1 { exit(ExitStatus.success) }
+            // It failed, and said why on the terminal: its status is ours.
+            exit((try? ProcessControl.exitStatus(waitingFor: child)) ?? ExitStatus.failure)
         }
         readEnd.close()
         return Daemonizer(pipe: writeEnd)
     }
 
     /// Once stdin has been read: a session of its own, stdin and stdout on /dev/null (stderr
-    /// stays: it is the log).
+    /// stays until `ready`: start-up errors go to the terminal).
     func leaveTerminal() {
         ProcessControl.startSession()
-        guard let null = try? FileDescriptor.open("/dev/null", .readWrite) else { return }
-        try? null.duplicate(as: .standardInput)
-        try? null.duplicate(as: .standardOutput)
-        if null.rawValue > FileDescriptor.standardError.rawValue { null.close() }
+        Self.sendToNowhere([.standardInput, .standardOutput])
     }
 
-    /// Tells the waiting parent that start-up succeeded.
-    func ready() {
+    /// Tells the waiting parent that start-up succeeded; from now on the log goes to the system
+    /// log at `logSocket`, and stderr to /dev/null.
+    func ready(logSocket: String) {
+        Log.useSystemLog(at: logSocket)
+        Self.sendToNowhere([.standardError])
         try? pipe.writeAll([1])
         pipe.close()
+    }
+
+    private static func sendToNowhere(_ descriptors: [FileDescriptor]) {
+        guard let null = try? FileDescriptor.open("/dev/null", .readWrite) else { return }
+        for descriptor in descriptors { try? null.duplicate(as: descriptor) }
+        if null.rawValue > FileDescriptor.standardError.rawValue { null.close() }
     }
 }

@@ -20,10 +20,10 @@ enum Startup {
         do {
             password = try SecureBytes.read(toEndOf: descriptor, limit: maximumPasswordBytes)
         } catch let error as Errno {
-            throw StartupError("cannot read the --unlock password from standard input: \(error.reason)")
+            throw StartupError("cannot read the --unlock password from standard input: \(error.reason)", status: ExitStatus.usage)
         }
         guard let password else {
-            throw StartupError("the password given to --unlock is longer than \(maximumPasswordBytes) bytes")
+            throw StartupError("the password given to --unlock is longer than \(maximumPasswordBytes) bytes", status: ExitStatus.usage)
         }
         let length = password.count - newlineLength(at: password.count, of: password)
         password.truncate(to: length)
@@ -38,7 +38,9 @@ enum Startup {
             defer { _ = try? FileDescriptor.standardError.writeAll(Array("\n".utf8)) }
             return try SecureBytes.readLine(from: terminal, limit: maximumPasswordBytes)
         }
-        guard let read else { throw StartupError("the password typed for --unlock is longer than \(maximumPasswordBytes) bytes") }
+        guard let read else {
+            throw StartupError("the password typed for --unlock is longer than \(maximumPasswordBytes) bytes", status: ExitStatus.usage)
+        }
         return read.line.isEmpty ? nil : read.line
     }
 
@@ -62,7 +64,7 @@ enum Startup {
         do {
             try unlock(target, in: keychain, password: password, log: log)
         } catch CofferError.authenticationFailed {
-            throw StartupError("the password given to --unlock does not open the collection '\(target)', which the default alias names")
+            throw StartupError("the password given to --unlock does not open the collection '\(target)', which the default alias names; nothing was changed", status: ExitStatus.locked)
         } catch CofferError.storeCorrupt(let file, let reason) {
             log("warning: the \(target) collection is damaged (\(file): \(reason)); it was left untouched and stays locked. The other collections are served. Move the file aside (or restore it from a backup) to start anew")
             return
@@ -86,20 +88,20 @@ enum Startup {
         }
     }
 
-    /// Owns the bus name, or explains who does.
+    /// Owns the bus name, or explains who does and what to do.
     static func claimName(on connection: DBusConnection, replace: Bool, log: (String) -> Void) throws {
         var flags: RequestNameFlags = [.allowReplacement, .doNotQueue]
         if replace { flags.insert(.replaceExisting) }
         let reply = try connection.requestName(busName, flags: flags)
         guard reply == .primaryOwner || reply == .alreadyOwner else {
-            let owner = (try? connection.nameOwner(busName)) ?? "another process"
-            throw StartupError("\(busName) is owned by \(owner) (another Secret Service such as gnome-keyring). Stop it, or run cofferd --replace if it allows replacement.")
+            let owner = BusNameOwner(of: busName, on: connection).map(String.init(describing:)) ?? "another process"
+            let stopIt = "Stop it first (gnome-keyring: see \"Switching from gnome-keyring\" in Coffer's README; another cofferd: cofferd --stop)"
+            if replace {
+                throw StartupError("\(busName) is served by \(owner), which does not let another Secret Service take over, even with --replace. \(stopIt), then start cofferd again.",
+                                   status: ExitStatus.nameTaken)
+            }
+            throw StartupError("\(busName) is already served by \(owner). \(stopIt), or start cofferd with --replace to take over from a provider that allows it (cofferd does).",
+                               status: ExitStatus.nameTaken)
         }
     }
-}
-
-/// A start-up failure: printed as one line, exit status 1.
-struct StartupError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

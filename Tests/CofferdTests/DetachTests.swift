@@ -56,7 +56,8 @@ import Testing
 
         let wrong = try Detached(f, password: Array(password.dropLast()))
         defer { wrong.stop() }
-        #expect(wrong.launched.exitCode == 1, "\(wrong.launched)")
+        #expect(wrong.launched.exitCode == 3, "\(wrong.launched)")
+        #expect(wrong.launched.stderr.hasPrefix("cofferd: the password given to --unlock does not open"), "\(wrong.launched)")
         #expect(wrong.pid == 0, "a daemon whose --unlock failed must not serve")
 
         let again = try Detached(f, password: password)
@@ -74,16 +75,16 @@ import Testing
     }
 }
 
-/// One `cofferd --unlock` run without `--foreground` on the fixture's bus and data: how the
+/// One `cofferd --unlock [arguments]` run without `--foreground` on the fixture's bus and data: how the
 /// command ended and the pid of the daemon that then owns the bus name (0 if none).
 final class Detached: @unchecked Sendable {
     let launched: ChildResult
     let launcherPID: pid_t
     private(set) var pid: pid_t = 0
 
-    init(_ f: DaemonFixture, password: [UInt8]) throws {
+    init(_ f: DaemonFixture, password: [UInt8], arguments extra: [String] = []) throws {
         let launcher = try ChildProcess(try DaemonFixture.cofferdPath,
-                                        arguments: ["--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"],
+                                        arguments: ["--unlock", "--data-dir", f.dataDir, "--pinentry", "/nonexistent"] + extra,
                                         environment: f.environment(), stdin: password)
         launcherPID = launcher.pid
         launched = launcher.wait(timeout: 60)

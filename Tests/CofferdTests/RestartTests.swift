@@ -96,13 +96,13 @@ import Testing
         try f.store(label: "x", ["k": "replace"], secret: Array("r".utf8))
         let first = try f.daemonUniqueName
 
-        // Without --replace: it says who owns the name and exits 1; the first keeps serving.
+        // Without --replace: it says who owns the name and exits 4; the first keeps serving.
         try FileManager.default.createDirectory(atPath: f.root + "/other", withIntermediateDirectories: true)
         let second = try ChildProcess(try DaemonFixture.cofferdPath, arguments: ["--foreground", "--data-dir", f.root + "/other"],
                                       environment: f.environment())
         let refused = second.wait(timeout: 30)
-        #expect(refused.exitCode == 1, "\(refused)")
-        #expect(refused.stderr.contains("org.freedesktop.secrets is owned by"), "\(refused.stderr)")
+        #expect(refused.exitCode == 4, "\(refused)")
+        #expect(refused.stderr.contains("org.freedesktop.secrets is already served by \(first)"), "\(refused.stderr)")
         #expect(try f.daemonUniqueName == first)
         #expect(try f.lookup(["k": "replace"]).stdout == "r")
 
