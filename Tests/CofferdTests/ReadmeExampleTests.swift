@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The README's headless/CI example, as written: no wait between starting cofferd and using it.
-@Suite(.timeLimit(.minutes(2)), .enabled(if: Executables.inPath("secret-tool") != nil, "secret-tool is not installed"))
+@Suite(.timeLimit(.minutes(5)), .enabled(if: Executables.inPath("secret-tool") != nil, "secret-tool is not installed"))
 struct ReadmeExampleTests {
     @Test func theCIExampleWorksAsWritten() throws {
         let bus = try PrivateBus()

@@ -4,7 +4,7 @@ import Testing
 
 /// When the secure memory pool cannot be locked into RAM (a locked-memory limit below the
 /// pool), cofferd says so and what to do, rather than silently risking secrets in swap.
-@Suite(.timeLimit(.minutes(2))) struct SecureMemoryWarningTests {
+@Suite(.timeLimit(.minutes(5))) struct SecureMemoryWarningTests {
     @Test func anUnlockablePoolIsReported() throws {
         let prlimit = try #require(Executables.inPath("prlimit"), "prlimit (util-linux) is not installed")
         // root may lock memory whatever its limit: take that capability away first.
