@@ -102,7 +102,7 @@ let package = Package(
                           path: "Tests/Tools/BusTorture"),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),
-        .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto"]),
+        .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto",

@@ -40,10 +40,10 @@ struct AttributeTerm: Hashable, Sendable {
 /// key is random per collection, so equal values in two collections hash differently and no
 /// table precomputed for one store serves another.
 final class AttributeHasher {
-    private let mac: HMACSHA256
+    private let mac: HMAC
 
     init(lookupKey: [UInt8]) throws(CofferError) {
-        mac = try CofferError.catching { try HMACSHA256(key: lookupKey, secure: false) }
+        mac = try CofferError.catching { try HMAC(key: lookupKey, secure: false) }
     }
 
     func term(name: String, value: String) -> AttributeTerm {

@@ -4,16 +4,16 @@ import CofferCrypto
 struct HashTests {
     /// RFC 4231 test cases 1 and 2.
     @Test func hmacRFC4231() throws {
-        #expect(hexString(try HMACSHA256.authenticationCode(key: [UInt8](repeating: 0x0b, count: 20),
+        #expect(hexString(try HMAC.authenticationCode(key: [UInt8](repeating: 0x0b, count: 20),
                                                             message: Array("Hi There".utf8)))
                 == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
-        #expect(hexString(try HMACSHA256.authenticationCode(key: Array("Jefe".utf8),
+        #expect(hexString(try HMAC.authenticationCode(key: Array("Jefe".utf8),
                                                             message: Array("what do ya want for nothing?".utf8)))
                 == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
     @Test func hmacHandleIsReusableAndKeyedFromSecureBytes() throws {
-        let mac = try HMACSHA256(key: try SecureBytes(Array("Jefe".utf8)))
+        let mac = try HMAC(key: try SecureBytes(Array("Jefe".utf8)))
         let message = Array("what do ya want for nothing?".utf8)
         let expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         #expect(hexString(mac.authenticationCode(for: message)) == expected)
