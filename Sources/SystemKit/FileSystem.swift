@@ -34,6 +34,15 @@ public enum FileSystem {
     /// Whether `path` names anything (`access(2)` with F_OK).
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// What the symbolic link `path` points to (`readlink(2)`), or nil when it is none or
+    /// cannot be read (e.g. `/proc/<pid>/exe` of another user's process).
+    public static func symbolicLinkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether `path` is a regular file this process may execute.
     public static func isExecutableFile(_ path: String) -> Bool {
         (try? FileStatus.of(path).kind) == .regular && access(path, X_OK) == 0
