@@ -31,11 +31,11 @@ public struct PinentryChoice: Sendable {
     public init(program: String?, environment: [String: String]) {
         let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         if let program, !program.isEmpty {
-            path = Self.resolve(program, searchPath: searchPath)
+            path = FileSystem.executable(named: program, searchPath: searchPath)
             missingMessage = "pinentry program '\(program)' not found or not executable"
         } else {
             let candidates = Self.candidates(for: environment)
-            path = candidates.lazy.compactMap { Self.resolve($0, searchPath: searchPath) }.first
+            path = candidates.lazy.compactMap { FileSystem.executable(named: $0, searchPath: searchPath) }.first
             missingMessage = candidates.isEmpty ? Self.nowhereMessage : Self.notFoundMessage
         }
     }
@@ -65,17 +65,5 @@ public struct PinentryChoice: Sendable {
         var result = environment
         if (result["GPG_TTY"] ?? "").isEmpty, let terminal { result["GPG_TTY"] = terminal }
         return result
-    }
-
-    /// `name` if it contains a `/` and is an executable file, else the first executable file
-    /// called `name` in the `:`-separated `searchPath`.
-    public static func resolve(_ name: String, searchPath: String) -> String? {
-        if name.contains("/") { return FileSystem.isExecutableFile(name) ? name : nil }
-        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
-            let dir = directory.isEmpty ? "." : String(directory)
-            let candidate = dir.hasSuffix("/") ? dir + name : dir + "/" + name
-            if FileSystem.isExecutableFile(candidate) { return candidate }
-        }
-        return nil
     }
 }
