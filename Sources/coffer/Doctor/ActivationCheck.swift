@@ -9,17 +9,21 @@ struct ActivationFile {
     /// With a bus that uses systemd activation, the unit systemd is asked to start instead.
     let systemdService: String?
 
-    /// The file name of the program `Exec` runs.
-    var programName: String? {
-        guard let first = exec?.split(separator: " ").first else { return nil }
-        let program = first.filter { $0 != "\"" && $0 != "'" }
-        return program.split(separator: "/").last.map(String.init)
+    /// The program `Exec` runs, as written there.
+    var program: String? {
+        exec?.split(separator: " ").first.map { $0.filter { $0 != "\"" && $0 != "'" } }
     }
+
+    /// Its file name.
+    var programName: String? { program?.split(separator: "/").last.map(String.init) }
 
     var startsCofferd: Bool { programName == "cofferd" }
 
-    /// `cofferd (/usr/local/share/dbus-1/services/org.freedesktop.secrets.service)`.
-    var description: String { "\(programName ?? "no program (it has no Exec line)") (\(path))" }
+    /// `cofferd (/usr/local/bin/cofferd, from /usr/local/share/dbus-1/services/org.freedesktop.secrets.service)`.
+    var description: String {
+        guard let program, let programName else { return "no program (\(path) has no Exec line)" }
+        return "\(programName) (\(program), from \(path))"
+    }
 }
 
 /// Finding 2: which activation file the session bus would use for org.freedesktop.secrets.

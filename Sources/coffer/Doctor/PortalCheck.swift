@@ -86,7 +86,7 @@ enum PortalCheck {
     // MARK: Files
 
     private static func loadBackends(_ session: SessionPaths, desktops: [String]) -> [PortalBackend] {
-        let directory = session.environment["XDG_DESKTOP_PORTAL_DIR"] ?? "/usr/share/xdg-desktop-portal/portals"
+        let directory = session.portalOverride ?? "/usr/share/xdg-desktop-portal/portals"
         let backends = SessionPaths.names(in: directory).filter { $0.hasSuffix(".portal") }.compactMap { file -> PortalBackend? in
             guard let keys = KeyFile(path: directory + "/" + file),
                   let dbusName = keys.value("DBusName", in: "portal"),
@@ -106,7 +106,7 @@ enum PortalCheck {
     private static func configuration(_ session: SessionPaths, desktops: [String]) -> (String, [String: [String]])? {
         let subdirectory = "/xdg-desktop-portal"
         let directories: [String]
-        if let override = session.environment["XDG_DESKTOP_PORTAL_DIR"] {
+        if let override = session.portalOverride {
             directories = [override]
         } else {
             directories = ([session.configHome] + session.configDirs + ["/etc", session.dataHome] + session.dataDirs + ["/usr/share"])

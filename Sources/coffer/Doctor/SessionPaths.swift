@@ -18,6 +18,10 @@ struct SessionPaths {
     /// `$XDG_CURRENT_DESKTOP`: the desktops this session belongs to, most specific first.
     var desktops: [String] { (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").map(String.init) }
 
+    /// `$XDG_DESKTOP_PORTAL_DIR`: where xdg-desktop-portal then reads its backends and its
+    /// configuration, and nowhere else.
+    var portalOverride: String? { environment["XDG_DESKTOP_PORTAL_DIR"].flatMap { $0.isEmpty ? nil : $0 } }
+
     /// `~/…` for a path in the home directory (for fix lines that read naturally).
     func tilde(_ path: String) -> String {
         path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
