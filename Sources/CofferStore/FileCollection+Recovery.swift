@@ -34,6 +34,11 @@ extension FileCollection {
 
     /// What `CollectionInfo.recovery` says: damage set aside earlier, or found now.
     func recovery(of log: CollectionLog) -> String? {
+        Self.recovery(of: log, path: path)
+    }
+
+    /// What `CollectionInfo.recovery` says of the file at `path` read as `log`.
+    static func recovery(of log: CollectionLog, path: String) -> String? {
         if let report = SetAside.report(for: path) { return report }
         guard log.tornBytes > 0, !log.tornTailIsUnfinishedWrite else { return nil }
         return "damaged: \(log.tornBytes) bytes at the end of the file fail verification; they will be set aside on the next change"

@@ -60,6 +60,42 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         SetAside.report(for: storePath(directory, id))
     }
 
+    // MARK: Inspecting without changing anything
+
+    /// The ids of the collections in `directory` (its `<id>.coffer` files), sorted. Reads
+    /// the directory only: it is neither created nor changed.
+    public static func collectionIDs(in directory: String) throws(CofferError) -> [CollectionID] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw .io("cannot list \(directory): \(error.localizedDescription)")
+        }
+        return names.compactMap { name -> CollectionID? in
+            guard name.hasSuffix(storeExtension) else { return nil }
+            return CollectionID(String(name.dropLast(storeExtension.count)))
+        }.sorted()
+    }
+
+    /// What collection `id`'s file in `directory` says of it without its password (so it is
+    /// reported locked), read under the store's shared lock when its lock file exists, and
+    /// without creating, writing or setting anything aside: for diagnostics (`coffer doctor`).
+    /// A file damaged before its end throws `CofferError.storeCorrupt`; damage at the end, or
+    /// damage set aside earlier, is in `recovery`.
+    public static func inspect(directory: String, id: CollectionID) throws(CofferError) -> CollectionInfo {
+        let path = storePath(directory, id)
+        let lockFile = try PosixFile.identity(of: lockPath(directory, id)) == nil
+            ? nil : try PosixFile(path: lockPath(directory, id), writable: false)
+        try lockFile?.lock(.shared)
+        defer { lockFile?.unlock() }
+        guard try PosixFile.identity(of: path) != nil else { throw .collectionNotFound(id.rawValue) }
+        let file = try PosixFile(path: path, writable: false)
+        let log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: try file.status().size))
+        return CollectionInfo(id: id, label: log.label, created: log.header.created, modified: log.modified,
+                              isLocked: true, itemCount: log.entries.count,
+                              recovery: FileCollection.recovery(of: log, path: path))
+    }
+
     static func storeName(_ id: CollectionID) -> String { id.rawValue + storeExtension }
     static func storePath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(storeName(id))" }
     static func lockPath(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue).lock" }
@@ -78,16 +114,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         }
         if let cached { return cached }
         let mark = watch.mark()
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw .io("cannot list \(directory): \(error.localizedDescription)")
-        }
-        let ids = names.compactMap { name -> CollectionID? in
-            guard name.hasSuffix(Self.storeExtension) else { return nil }
-            return CollectionID(String(name.dropLast(Self.storeExtension.count)))
-        }.sorted()
+        let ids = try Self.collectionIDs(in: directory)
         cache.withLock { c in
             c.ids = ids
             c.idsMark = mark
@@ -136,8 +163,14 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         return table
     }
 
-    /// The alias file's table; none when there is no file, an error when it cannot be read.
     private func readAliases() throws(CofferError) -> [String: CollectionID] {
+        try Self.inspectAliases(directory: directory)
+    }
+
+    /// The alias table of the store in `directory` (`default` and the others), read without
+    /// changing anything: none when there is no alias file, an error when it cannot be read.
+    public static func inspectAliases(directory: String) throws(CofferError) -> [String: CollectionID] {
+        let aliasPath = "\(directory)/\(aliasName)"
         guard try PosixFile.identity(of: aliasPath) != nil else { return [:] }
         let file = try PosixFile(path: aliasPath, writable: false)
         let data = try file.read(at: 0, count: try file.status().size)

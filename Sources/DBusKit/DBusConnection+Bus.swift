@@ -70,6 +70,16 @@ extension DBusConnection {
         return owner
     }
 
+    /// The process id of the connection owning bus name `name`, asked from the bus
+    /// (GetConnectionUnixProcessID). Throws when the name has no owner or the bus cannot tell.
+    public func unixProcessID(of name: String) throws(DBusError) -> UInt32 {
+        try DBusNames.requireBusName(name)
+        guard let pid = try busCall("GetConnectionUnixProcessID", [.string(name)]).first?.uint32 else {
+            throw .failed("unexpected GetConnectionUnixProcessID reply")
+        }
+        return pid
+    }
+
     /// Adds a bus match rule (e.g. `type='signal',interface='org.freedesktop.Secret.Service'`).
     public func addMatch(_ rule: String) throws(DBusError) {
         _ = try busCall("AddMatch", [.string(rule)])
@@ -91,15 +101,6 @@ extension DBusConnection {
         }
         if name.hasPrefix(":") { cacheUID(name, uid) }
         return uid
-    }
-
-    /// The process id of the connection owning bus name `name` (GetConnectionUnixProcessID).
-    public func unixProcessID(of name: String) throws(DBusError) -> UInt32 {
-        try DBusNames.requireBusName(name)
-        guard let pid = try busCall("GetConnectionUnixProcessID", [.string(name)]).first?.uint32 else {
-            throw .failed("unexpected GetConnectionUnixProcessID reply")
-        }
-        return pid
     }
 
     /// Calls `handler` on the loop thread with the unique name of every peer that disconnects

@@ -14,19 +14,8 @@ import SystemKit
 /// DISPLAY, WAYLAND_DISPLAY and DBUS_SESSION_BUS_ADDRESS there); `GPG_TTY` (or `TTY`), `TERM`,
 /// `DISPLAY` and the locale from it are also sent as Assuan options.
 public final class Pinentry: PasswordAsker {
-    /// Programs tried, in order, when none is given: the graphical ones where there is a
-    /// display, the terminal ones where there is a terminal to draw on, and then `pinentry`
-    /// (whatever the system's alternative points at) where there is either.
-    public static let graphicalPrograms = ["pinentry-gnome3", "pinentry-qt", "pinentry-gtk-2"]
-    public static let terminalPrograms = ["pinentry-curses", "pinentry-tty"]
-
-    /// Why `ask` cannot work when no program was found.
-    public static let notFoundMessage =
-        "no pinentry program found; install pinentry-gnome3 or pinentry-curses, or pass --pinentry"
-
-    /// Why no prompt can be shown in a session without a display or a terminal.
-    public static let nowhereMessage =
-        "no prompt can be shown: there is no display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal (GPG_TTY is unset). Set GPG_TTY=$(tty) (or DISPLAY) in cofferd's environment, pass --pinentry, or unlock with 'coffer unlock'"
+    /// Why `ask` cannot work when no program was found although the session could show one.
+    public static var notFoundMessage: String { PinentryChoice.notFoundMessage }
 
     private let resolvedPath: String?
     private let missingMessage: String
@@ -39,42 +28,16 @@ public final class Pinentry: PasswordAsker {
 
     /// - program: a path (containing `/`) or a name looked up in the `PATH` of `environment`;
     ///   nil (or empty) tries, in order, the programs that can reach the user in this session
-    ///   (`candidates(for:)`).
+    ///   (see `PinentryChoice`).
     /// - environment: the child's whole environment, also the source of `PATH`, `GPG_TTY`, ...
     /// - timeout: the longest one `ask` may take, user think time included.
     public init(program: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
                 timeout: Duration = .seconds(300)) {
         self.environment = environment
         self.timeout = timeout
-        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        if let program, !program.isEmpty {
-            resolvedPath = Self.resolve(program, searchPath: searchPath)
-            missingMessage = "pinentry program '\(program)' not found or not executable"
-        } else {
-            let candidates = Self.candidates(for: environment)
-            resolvedPath = candidates.lazy.compactMap { Self.resolve($0, searchPath: searchPath) }.first
-            missingMessage = candidates.isEmpty ? Self.nowhereMessage : Self.notFoundMessage
-        }
-    }
-
-    /// The programs worth trying in a session with `environment`: graphical ones only with a
-    /// display, terminal ones only with a terminal (`GPG_TTY`), `pinentry` with either.
-    static func candidates(for environment: [String: String]) -> [String] {
-        let display = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
-        let terminal = !(environment["GPG_TTY"] ?? "").isEmpty
-        return (display ? graphicalPrograms : []) + (terminal ? terminalPrograms : []) + (display || terminal ? ["pinentry"] : [])
-    }
-
-    /// `name` if it contains a `/` and is an executable file, else the first executable file
-    /// called `name` in the `:`-separated `searchPath`.
-    static func resolve(_ name: String, searchPath: String) -> String? {
-        if name.contains("/") { return FileSystem.isExecutableFile(name) ? name : nil }
-        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
-            let dir = directory.isEmpty ? "." : String(directory)
-            let candidate = dir.hasSuffix("/") ? dir + name : dir + "/" + name
-            if FileSystem.isExecutableFile(candidate) { return candidate }
-        }
-        return nil
+        let choice = PinentryChoice(program: program, environment: environment)
+        resolvedPath = choice.path
+        missingMessage = choice.missingMessage
     }
 
     // MARK: Asking

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// What `stat(2)` tells about a file: which file it is, its kind and its size.
+/// What `stat(2)` tells about a file: which file it is, its kind, size, owner and permissions.
 public struct FileStatus: Equatable, Sendable {
     /// What kind of file it is.
     public enum Kind: Sendable {
@@ -15,11 +15,17 @@ public struct FileStatus: Equatable, Sendable {
     public let kind: Kind
     /// The size in bytes.
     public let size: Int
+    /// The permission bits (e.g. 0o700), without the kind.
+    public let permissions: UInt32
+    /// The user id of the owner.
+    public let owner: UInt32
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int(info.st_size)
+        permissions = UInt32(info.st_mode & 0o7777)
+        owner = UInt32(info.st_uid)
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory

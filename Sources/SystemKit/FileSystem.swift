@@ -34,19 +34,37 @@ public enum FileSystem {
     /// Whether `path` names anything (`access(2)` with F_OK).
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    /// Where the symbolic link at `path` points (`readlink(2)`), or nil when it is none or
-    /// cannot be read.
-    public static func linkDestination(_ path: String) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let length = buffer.withUnsafeMutableBufferPointer { pointer in
-            pointer.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
-        }
-        guard length > 0, length < buffer.count else { return nil }
-        return String(decoding: buffer.prefix(length), as: UTF8.self)
+    /// The whole contents of the file `path`, read to end of file (so also files whose size
+    /// says 0, such as those in /proc).
+    public static func contents(of path: String) throws(Errno) -> [UInt8] {
+        let file = try FileDescriptor.open(path, .readOnly)
+        defer { file.close() }
+        return try file.readAll()
+    }
+
+    /// What the symbolic link `path` points to (`readlink(2)`), or nil when it is none or
+    /// cannot be read (e.g. `/proc/<pid>/exe` of another user's process).
+    public static func symbolicLinkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Whether `path` is a regular file this process may execute.
     public static func isExecutableFile(_ path: String) -> Bool {
         (try? FileStatus.of(path).kind) == .regular && access(path, X_OK) == 0
+    }
+
+    /// `name` if it contains a `/` and is an executable file, else the first executable file
+    /// called `name` in the `:`-separated `searchPath` (as a shell finds a command).
+    public static func executable(named name: String, searchPath: String) -> String? {
+        if name.contains("/") { return isExecutableFile(name) ? name : nil }
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let dir = directory.isEmpty ? "." : String(directory)
+            let candidate = dir.hasSuffix("/") ? dir + name : dir + "/" + name
+            if isExecutableFile(candidate) { return candidate }
+        }
+        return nil
     }
 }

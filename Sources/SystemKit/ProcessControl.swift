@@ -20,9 +20,14 @@ public enum ProcessControl {
     /// Whether process `pid` runs and this process may signal it (`kill(2)` with signal 0).
     public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 }
 
-    /// The executable process `pid` runs (its `/proc/PID/exe`), or nil when it is gone or not
-    /// this user's to look at. A deleted file reads "PATH (deleted)".
-    public static func executable(of pid: pid_t) -> String? { FileSystem.linkDestination("/proc/\(pid)/exe") }
+    /// The executable process `pid` runs (its `/proc/PID/exe`, less the " (deleted)" the kernel
+    /// adds once the file was replaced, as by an upgrade), or nil when it is gone or not this
+    /// user's to look at.
+    public static func executable(of pid: pid_t) -> String? {
+        FileSystem.symbolicLinkTarget("/proc/\(pid)/exe").map { target in
+            target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target
+        }
+    }
 
     /// Waits for child process `pid` to end: its exit status, or 128 + the signal that ended it.
     public static func exitStatus(waitingFor pid: pid_t) throws(Errno) -> Int32 {

@@ -14,6 +14,8 @@ enum ExitStatus {
     static let duplicate: Int32 = 4
     /// A store file is damaged, or an I/O or system call failed.
     static let storeFailure: Int32 = 5
+    /// `coffer doctor` found at least one problem.
+    static let problemFound: Int32 = 6
 }
 
 /// A failure to report: one line on stderr (`coffer: ` + message) and an exit status.

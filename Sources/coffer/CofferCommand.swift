@@ -57,6 +57,7 @@ struct CofferCommand: ParsableCommand {
           4  already exists: an item with the same attributes (see
              'add --replace'), or a collection with the same id
           5  store damaged, or an I/O or system error (or the daemon failed)
+          6  'doctor' found a problem (its output says what to fix)
           Errors are one line on stderr starting with "coffer: ".
 
         FILES
@@ -77,12 +78,15 @@ struct CofferCommand: ParsableCommand {
             coffer search --service github.com --account alice --secret-only
           List every item of a collection as JSON:
             coffer search --all --json --collection work
+          Check that Coffer serves this session, and what to fix if not:
+            coffer doctor
         """,
         version: CofferVersion.current,
         subcommands: [
             Add.self, Search.self, Update.self, Delete.self,
             Collections.self, CreateCollection.self, DeleteCollection.self,
             Lock.self, Unlock.self, Passwd.self, Alias.self, Import.self, Export.self,
+            Doctor.self,
         ]
     )
 

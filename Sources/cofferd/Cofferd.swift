@@ -125,21 +125,14 @@ struct Cofferd: ParsableCommand {
         // started and may ask us to stop; a stop() before run() makes run() return at once.
         Shutdown.install(on: connection, log: log)
         try Startup.claimName(on: connection, replace: replace, log: log)
-        let program = pinentry ?? ProcessInfo.processInfo.environment["COFFER_PINENTRY"]
-        let server = SecretServer(keychain: keychain, connection: connection,
-                                  passwords: Pinentry(program: program, environment: pinentryEnvironment(startedOn: terminal)), log: log)
+        let environment = ProcessInfo.processInfo.environment
+        let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
+                                 environment: PinentryChoice.environment(environment, startedOn: terminal))
+        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, log: log)
         try server.start()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         connection.run()
         log("stopped")
-    }
-
-    /// The environment pinentry runs in: cofferd's, with `GPG_TTY` set to the terminal cofferd
-    /// was started from when it is not set already.
-    private func pinentryEnvironment(startedOn terminal: String?) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        if (environment["GPG_TTY"] ?? "").isEmpty, let terminal { environment["GPG_TTY"] = terminal }
-        return environment
     }
 }

@@ -32,10 +32,8 @@ enum Stop {
         log("stopped cofferd \(owner)")
     }
 
-    /// Whether `executable` (as /proc/PID/exe reads, perhaps "… (deleted)" after an upgrade)
-    /// is a cofferd.
+    /// Whether `executable` is a cofferd.
     private static func isCofferd(_ executable: String) -> Bool {
-        let name = executable.split(separator: "/").last.map(String.init) ?? executable
-        return name == "cofferd" || name == "cofferd (deleted)"
+        executable.split(separator: "/").last == "cofferd"
     }
 }
