@@ -9,7 +9,7 @@ import Testing
 /// The prompts' logic, in process: a scripted `PasswordAsker` answers, collections derive
 /// keys with the fast test parameters, and the client library drives the server. (PromptTests
 /// check the same flows end to end, through cofferd and a pinentry.)
-@Suite(.timeLimit(.minutes(2))) struct PromptLogicTests {
+@Suite(.timeLimit(.minutes(5))) struct PromptLogicTests {
     static func bytes(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }
     static func password(_ text: String) throws -> PasswordAnswer { .password(try bytes(text)) }
 
@@ -94,7 +94,7 @@ import Testing
 }
 
 /// CreateCollection's properties, as clients send them.
-@Suite(.timeLimit(.minutes(2))) struct CreateCollectionPropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct CreateCollectionPropertyTests {
     @Test func aLabelSentAsTheItemLabelProperty() throws {
         Crypto.initialize()
         let server = try InProcessServer(store: true, answers: [try PromptLogicTests.password("pw")])
@@ -112,7 +112,7 @@ import Testing
 }
 
 /// CreateItem in a locked collection: a prompt unlocks it, then the item is stored (as oo7).
-@Suite(.timeLimit(.minutes(2))) struct CreateItemWhileLockedTests {
+@Suite(.timeLimit(.minutes(5))) struct CreateItemWhileLockedTests {
     @Test func thePromptUnlocksThenStores() throws {
         let (server, work) = try PromptLogicTests.lockedWork(answers: [try PromptLogicTests.password("right")])
         defer { server.stop() }

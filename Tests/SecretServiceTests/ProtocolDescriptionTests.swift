@@ -8,7 +8,7 @@ import Testing
 
 /// The interfaces are described once, in SecretServiceProtocol: the file in `dbus/`, the
 /// server's handlers and the server's own Introspect answers all follow from that description.
-@Suite(.timeLimit(.minutes(2))) struct ProtocolDescriptionTests {
+@Suite(.timeLimit(.minutes(5))) struct ProtocolDescriptionTests {
     static let interfaceFile = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("dbus/org.freedesktop.Secrets.xml")

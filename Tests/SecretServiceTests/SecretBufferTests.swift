@@ -9,7 +9,7 @@ import Testing
 /// A plain session's secrets go from the keychain to the wire in secure memory, and every
 /// buffer they used is released (and so wiped: `SecureAllocator.release` zeroes each block,
 /// `SecureAllocatorTests.releasedSlotsAreZeroed`) once the reply is sent.
-@Suite(.timeLimit(.minutes(2))) struct SecretBufferTests {
+@Suite(.timeLimit(.minutes(5))) struct SecretBufferTests {
     /// The buffer a plain session sends is the keychain's own secure buffer, all the way into
     /// the D-Bus value libdbus marshals from: no ordinary copy is made on the way.
     @Test func aPlainSessionSendsTheSecretsOwnSecureBuffer() throws {
