@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `coffer alias` in both modes: list, set, remove, and what refuses.
-@Suite(.timeLimit(.minutes(3))) struct AliasTests {
+@Suite(.timeLimit(.minutes(5))) struct AliasTests {
     @Test func onTheFiles() throws {
         let f = try CLIFixture()
         try f.createCollection("login")

@@ -12,7 +12,7 @@ import Testing
 private let pamWrapperLibrary: String? = ["/usr/lib/x86_64-linux-gnu/libpam_wrapper.so", "/usr/lib/aarch64-linux-gnu/libpam_wrapper.so"]
     .first { FileManager.default.fileExists(atPath: $0) }
 
-@Suite(.timeLimit(.minutes(3)), .enabled(if: pamWrapperLibrary != nil && Executables.inPath("pamtester") != nil,
+@Suite(.timeLimit(.minutes(5)), .enabled(if: pamWrapperLibrary != nil && Executables.inPath("pamtester") != nil,
                                          "libpam-wrapper or pamtester is not installed (scripts/setup installs them)"))
 struct PAMModuleTests {
     static var wrapper: String? { pamWrapperLibrary }

@@ -10,7 +10,7 @@ import Testing
 /// each batch the daemon must still answer and the items stored before must be intact.
 /// Prompts are dismissed (the pinentry does not exist). `COFFER_FUZZ_SEED` replays a seed,
 /// `COFFER_FUZZ_SECONDS` changes how long it runs (default 15 s).
-@Suite(.timeLimit(.minutes(3))) struct RandomCallTests {
+@Suite(.timeLimit(.minutes(5))) struct RandomCallTests {
     static let defaultSeed: UInt64 = 20_261_123
     static let callsPerBatch = 40
     static let callTimeout: Duration = .seconds(5)

@@ -9,7 +9,7 @@ import Testing
 /// A prompt reaches a user who has only a terminal: with no display, cofferd picks the real
 /// pinentry-curses on the terminal in GPG_TTY (a tmux pane here), and what is typed there
 /// unlocks the collection.
-@Suite(.timeLimit(.minutes(3)), .enabled(if: Executables.inPath("tmux") != nil && Executables.inPath("pinentry-curses") != nil,
+@Suite(.timeLimit(.minutes(5)), .enabled(if: Executables.inPath("tmux") != nil && Executables.inPath("pinentry-curses") != nil,
                                          "tmux or pinentry-curses is not installed"))
 struct TerminalPromptTests {
     /// Runs tmux with a socket of its own.
@@ -72,7 +72,7 @@ struct TerminalPromptTests {
 }
 
 /// `cofferd --unlock` started on a terminal asks for the password there, without echo.
-@Suite(.timeLimit(.minutes(3)), .enabled(if: Executables.inPath("tmux") != nil, "tmux is not installed"))
+@Suite(.timeLimit(.minutes(5)), .enabled(if: Executables.inPath("tmux") != nil, "tmux is not installed"))
 struct UnlockOnATerminalTests {
     @Test func thePasswordIsAskedWithoutEcho() throws {
         let root = NSTemporaryDirectory() + "coffer-unlock-tty-" + UUID().uuidString

@@ -6,7 +6,7 @@ import Testing
 
 /// One rule for passwords on stdin, in cofferd as in coffer: a single trailing newline is not
 /// part of the password.
-@Suite(.timeLimit(.minutes(3))) struct UnlockNewlineTests {
+@Suite(.timeLimit(.minutes(5))) struct UnlockNewlineTests {
     @Test func aTrailingNewlineIsNotPartOfThePassword() throws {
         let f = try DaemonFixture(password: "pw one\n")
         defer { f.shutdown() }
@@ -38,7 +38,7 @@ import Testing
 
 /// `--unlock` opens the collection the default alias names, and creates `login` only when
 /// there is no default collection.
-@Suite(.timeLimit(.minutes(3))) struct UnlockDefaultTests {
+@Suite(.timeLimit(.minutes(5))) struct UnlockDefaultTests {
     @Test func theDefaultAliasDecidesWhatUnlocks() throws {
         let f = try DaemonFixture(unlock: false)
         defer { f.shutdown() }
