@@ -12,16 +12,18 @@ struct CreateCollection: ParsableCommand {
         collection is the default yet, the 'default' alias is pointed at the new one.
 
         EXAMPLES
-          coffer create-collection login
-          coffer create-collection work --label "Work accounts"
-          printf '%s\\n' "$PASSWORD" | coffer create-collection ci --password-stdin
+          coffer create-collection --collection login
+          coffer create-collection --collection work --label "Work accounts"
+          printf '%s\\n' "$PASSWORD" | coffer create-collection --collection ci --password-stdin
         """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The new collection's id.", valueName: "id"))
-    var id: String
+    @OptionGroup var target: CollectionOption<NewCollection>
+
+    @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
+    var id: String?
 
     @Option(help: ArgumentHelp("Its display label (default: the id).", valueName: "label"))
     var label: String?
@@ -29,7 +31,7 @@ struct CreateCollection: ParsableCommand {
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
-        guard let collection = CollectionID(id) else {
+        guard let collection = CollectionID(try target.required(or: id)) else {
             throw ValidationError("collection ids are 1 to 64 characters of A-Z, a-z, 0-9 and _")
         }
         if collection == .session {
@@ -39,14 +41,14 @@ struct CreateCollection: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let requested = CollectionID(id)!
+        let requested = CollectionID(try target.required(or: id))!
         let existing = try access.keychain.collectionIDs()
         if existing.contains(requested) {
             throw CLIError.duplicate("a collection named '\(requested)' already exists; choose another id")
         }
         try access.keychain.checkNewCollectionID(requested, existing: existing)
         let password = try InputSource(passwordFromStdin: passwords.passwordStdin).newPassword(for: requested)
-        let collection = try access.keychain.createCollection(requested, label: label ?? id, password: password)
+        let collection = try access.keychain.createCollection(requested, label: label ?? requested.rawValue, password: password)
         var note = ""
         if try access.keychain.resolveAlias(Keychain.defaultAlias) == nil {
             try access.keychain.setAlias(Keychain.defaultAlias, to: collection)

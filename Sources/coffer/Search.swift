@@ -35,6 +35,7 @@ struct Search: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var target: CollectionOption<AnyCollection>
 
     @Flag(help: "List every match, not only the first.")
     var all = false
@@ -70,7 +71,7 @@ struct Search: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let id = try access.resolve(item.collection)
+        let id = try access.resolve(target.collection)
         let attributes = try item.attributes()
         let limit: MatchLimit = all ? .all : .one
         // Matching works while locked: report "nothing" without asking for a password.
