@@ -46,7 +46,7 @@ struct Alias: ParsableCommand {
         var collection: String?
 
         func validate() throws {
-            guard CollectionID(name) != nil else { throw ValidationError("alias names are 1 to 64 letters, digits and _") }
+            guard CollectionID(name) != nil else { throw ValidationError("an alias name is \(CollectionID.rule)") }
             guard ![CollectionID.login.rawValue, CollectionID.session.rawValue].contains(name) else {
                 throw ValidationError("'\(name)' is a collection id, not an alias; choose another name")
             }

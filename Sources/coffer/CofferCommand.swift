@@ -27,8 +27,8 @@ struct CofferCommand: ParsableCommand {
           cross the bus encrypted (a dh-ietf1024-sha256-aes128-cbc-pkcs7
           session). The commands, options, output and exit statuses are the
           same in both modes; a locked collection's password is asked as usual
-          and unlocks it in the daemon. Through cofferd, a new collection's id
-          is at most 48 characters of A-Z, a-z, 0-9 and _. Errors from the
+          and unlocks it in the daemon. Collection ids follow the same rule in
+          both modes (see 'coffer create-collection --help'). Errors from the
           daemon map to the statuses below (a request it refuses as invalid: 2;
           the daemon failing or gone: 5).
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCore
 
 /// `--collection ID`, the one way every command names the collection it works on. `Role` only
 /// words the help (which ids the command takes); commands that took the collection as an
@@ -38,6 +39,18 @@ enum AnyCollection: CollectionRole {
 /// The id of a collection to create.
 enum NewCollection: CollectionRole {
     static let help = "The new collection's id (see the description above)."
+
+    /// `text` as the id of a new collection: the same rule, and the same message, whether
+    /// coffer works on the files or through the daemon (checked before either is opened).
+    static func id(_ text: String) throws -> CollectionID {
+        guard let id = CollectionID(text) else {
+            throw ValidationError("'\(Encode.display(text))' cannot be a collection id: an id is \(CollectionID.rule)")
+        }
+        guard id != .session else {
+            throw ValidationError("'session' is reserved for the daemon's in-memory collection; choose another id")
+        }
+        return id
+    }
 }
 
 /// An existing collection by its id alone (for commands that change what an alias names).

@@ -6,8 +6,9 @@ struct CreateCollection: ParsableCommand {
         commandName: "create-collection",
         abstract: "Create a collection protected by a new password.",
         discussion: """
-        Creates an empty collection with the id given (1 to 64 characters of A-Z, a-z, 0-9 \
-        and _; 'session' is reserved). The password is asked twice on a terminal, or is \
+        Creates an empty collection with the id given: 1 to 64 characters of A-Z, a-z, 0-9 \
+        and _, where case matters ('Work' and 'work' are two collections); 'session' is \
+        reserved. The same ids are accepted with and without the daemon. The password is asked twice on a terminal, or is \
         the first line of stdin with --password-stdin; it may not be empty. If no \
         collection is the default yet, the 'default' alias is pointed at the new one.
 
@@ -31,22 +32,16 @@ struct CreateCollection: ParsableCommand {
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
-        guard let collection = CollectionID(try target.required(or: id)) else {
-            throw ValidationError("collection ids are 1 to 64 characters of A-Z, a-z, 0-9 and _")
-        }
-        if collection == .session {
-            throw ValidationError("'session' is reserved for the daemon's in-memory collection; choose another id")
-        }
+        _ = try NewCollection.id(try target.required(or: id))
     }
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let requested = CollectionID(try target.required(or: id))!
+        let requested = try NewCollection.id(try target.required(or: id))
         let existing = try access.keychain.collectionIDs()
         if existing.contains(requested) {
             throw CLIError.duplicate("a collection named '\(requested)' already exists; choose another id")
         }
-        try access.keychain.checkNewCollectionID(requested, existing: existing)
         let password = try InputSource(passwordFromStdin: passwords.passwordStdin).newPassword(for: requested)
         let collection = try access.keychain.createCollection(requested, label: label ?? requested.rawValue, password: password)
         var note = ""
@@ -55,6 +50,10 @@ struct CreateCollection: ParsableCommand {
             note = " (now the default collection)"
         } else if try access.keychain.resolveAlias(Keychain.defaultAlias) == collection {
             note = " (the default collection)"
+        }
+        if collection != requested {
+            // Another Secret Service (gnome-keyring) may derive ids from labels its own way.
+            note += " (the Secret Service chose this id, not '\(requested)')"
         }
         Output.line("created collection '\(collection)'\(note)")
     }
