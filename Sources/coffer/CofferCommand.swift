@@ -60,10 +60,11 @@ struct CofferCommand: ParsableCommand {
           Errors are one line on stderr starting with "coffer: ".
 
         FILES
-          Without the daemon, the store directory is --data-dir, else $COFFER_DATA_DIR, else
-          $XDG_DATA_HOME/coffer, else ~/.local/share/coffer. It holds one
-          <id>.coffer file per collection, <id>.lock files and an 'aliases'
-          file; the directory is mode 0700 and the files 0600.
+          Without the daemon, the store directory is --data-dir, else
+          $COFFER_DATA_DIR, else $XDG_DATA_HOME/coffer, else
+          ~/.local/share/coffer. It holds one <id>.coffer file per
+          collection, <id>.lock files and an 'aliases' file; the directory
+          is mode 0700 and the files 0600.
 
         EXAMPLES
           Create the default collection (asks for a new password twice):
@@ -87,4 +88,9 @@ struct CofferCommand: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+
+    /// No command given.
+    func run() throws {
+        throw ShortUsage()
+    }
 }
