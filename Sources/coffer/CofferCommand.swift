@@ -51,9 +51,12 @@ struct CofferCommand: ParsableCommand {
         EXIT STATUS
           0  success (also: 'delete' that matched nothing)
           1  not found: no item matched, or no such collection
-          2  usage error: bad option or argument, no way to read a password,
-             confirmation missing or declined, secret empty or too large
-          3  locked: wrong password, or the collection is locked
+          2  usage error: no command or an unknown one (coffer alone prints
+             a short usage), bad option or argument, no way to read a
+             password, confirmation missing or declined, secret empty or
+             too large
+          3  locked: wrong password, or the collection is locked (also:
+             'search --all-collections' left a collection locked)
           4  already exists: an item with the same attributes (see
              'add --replace'), or a collection with the same id
           5  store damaged, or an I/O or system error (or the daemon failed)
@@ -68,7 +71,7 @@ struct CofferCommand: ParsableCommand {
 
         EXAMPLES
           Create the default collection (asks for a new password twice):
-            coffer create-collection login
+            coffer create-collection --collection login
           Store a password (asks for the collection password, then the secret):
             coffer add --service github.com --account alice
           Store a token from a script:
@@ -78,6 +81,12 @@ struct CofferCommand: ParsableCommand {
             coffer search --service github.com --account alice --secret-only
           List every item of a collection as JSON:
             coffer search --all --json --collection work
+          Find an item in whichever collection holds it (as secret-tool does):
+            coffer search --all-collections --service github.com
+
+        Every command that works on one collection takes --collection ID
+        (lock, unlock, passwd, create-collection, delete-collection and
+        'alias set' also take it as an argument, as before).
         """,
         version: CofferVersion.current,
         subcommands: [
