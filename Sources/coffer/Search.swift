@@ -64,7 +64,7 @@ struct Search: ParsableCommand {
     @Flag(help: "With --secret-only: print the secret's bytes exactly, without a newline.")
     var raw = false
 
-    @Flag(help: "Print the matches as a JSON array.")
+    @Flag(help: "Print the matches as a JSON array ([] when nothing matches).")
     var json = false
 
     @Flag(name: .customLong("no-unlock"), help: "Do not ask for the password; list matches by reference only.")
@@ -118,7 +118,7 @@ struct Search: ParsableCommand {
             results += try access.keychain.search(Query(attributes: attributes, collection: id, limit: all ? .all : .one,
                                                          returnAttributes: true))
         }
-        guard let first = results.first else { throw CLIError.notFound("the matching items were deleted meanwhile") }
+        guard let first = results.first else { throw CLIError.notFound("the matching items were deleted meanwhile; search again") }
         if !all && total > 1 {
             Output.note(secretOnly ? "\(count(total - 1, "more")) the query; this is the secret of \(first.reference). Narrow the query to choose another"
                                    : "\(count(total - 1, "more")) the query; list them all with --all")
