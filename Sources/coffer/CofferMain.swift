@@ -32,12 +32,14 @@ enum CofferMain {
             return failure.status
         }
         let code = CofferCommand.exitCode(for: error)
+        // A mistyped command is named with the closest real one, also in `coffer help serch`
+        // (which would otherwise print the whole manual).
+        if code == .success || code == .validationFailure,
+           let unknown = CommandWords.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) {
+            Output.note(unknown)
+            return ExitStatus.usage
+        }
         if code == .success {
-            // `coffer help serch` names the mistake too, rather than printing the whole manual.
-            if let unknown = CommandWords.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) {
-                Output.note(unknown)
-                return ExitStatus.usage
-            }
             // --help, help <command>, --version.
             let text = CofferCommand.fullMessage(for: error)
             if !text.isEmpty { Output.line(text) }
@@ -49,10 +51,6 @@ enum CofferMain {
             .filter { !$0.isEmpty }
             .joined(separator: "; ")
         if code == .validationFailure {
-            if let unknown = CommandWords.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) {
-                Output.note(unknown)
-                return ExitStatus.usage
-            }
             Output.note("\(lowercasedFirst(message)) (see: \(helpCommand()))")
             return ExitStatus.usage
         }

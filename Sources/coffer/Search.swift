@@ -110,7 +110,7 @@ struct Search: ParsableCommand {
         for (id, references) in matches {
             if !noUnlock, let failure = try unlock(id, access: access, input: input) {
                 let reason = failure.status == ExitStatus.locked ? "wrong password" : failure.message
-                Output.note("collection '\(id)' stays locked (\(reason)): its \(count(references.count)) listed as locked")
+                Output.note("collection '\(id)' stays locked (\(reason)): its \(Self.matchesAre(references.count)) listed as locked")
                 stillLocked.append(id)
                 results += references.map { ItemMatch(reference: $0, isLocked: true, metadata: nil) }
                 continue
@@ -120,8 +120,9 @@ struct Search: ParsableCommand {
         }
         guard let first = results.first else { throw CLIError.notFound("the matching items were deleted meanwhile; search again") }
         if !all && total > 1 {
-            Output.note(secretOnly ? "\(count(total - 1, "more")) the query; this is the secret of \(first.reference). Narrow the query to choose another"
-                                   : "\(count(total - 1, "more")) the query; list them all with --all")
+            let more = Self.moreItemsMatch(total - 1)
+            Output.note(secretOnly ? "\(more) the query; this is the secret of \(first.reference). Narrow the query to choose another"
+                                   : "\(more) the query; list them all with --all")
         }
         if secretOnly {
             try printSecret(of: first, access: access)
@@ -159,10 +160,14 @@ struct Search: ParsableCommand {
         }
     }
 
-    /// "1 match" / "3 more items match".
-    private func count(_ number: Int, _ more: String? = nil) -> String {
-        guard let more else { return number == 1 ? "1 match is" : "\(number) matches are" }
-        return number == 1 ? "1 \(more) item matches" : "\(number) \(more) items match"
+    /// "1 match is" / "3 matches are".
+    private static func matchesAre(_ number: Int) -> String {
+        number == 1 ? "1 match is" : "\(number) matches are"
+    }
+
+    /// "1 more item matches" / "3 more items match".
+    private static func moreItemsMatch(_ number: Int) -> String {
+        number == 1 ? "1 more item matches" : "\(number) more items match"
     }
 
     private func printSecret(of match: ItemMatch, access: KeychainAccess) throws {
