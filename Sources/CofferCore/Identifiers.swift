@@ -10,17 +10,24 @@ public struct CollectionID: Hashable, Comparable, Sendable, CustomStringConverti
         self.rawValue = rawValue
     }
 
+    /// What `init?` accepts, in words: every message about an id that breaks the rule says it.
+    public static let rule = "1 to 64 characters of A-Z, a-z, 0-9 and _ (case matters: 'Work' and 'work' are two ids)"
+
     /// Derives an id from a display label, as gnome-keyring does: ASCII letters (case kept) and
-    /// digits are kept, everything else becomes `_`; `taken` ids get a `_2`, `_3`, ... suffix.
+    /// digits are kept, everything else becomes `_`, and the first 64 are used; `taken` ids get
+    /// a `_2`, `_3`, ... suffix (the base shortened to make room). So a label that is itself a
+    /// valid id not taken yet gives exactly that id, which lets a client of the Secret Service
+    /// (whose CreateCollection takes only a label) create any id.
     public static func derived(fromLabel label: String, avoiding taken: Set<CollectionID>) -> CollectionID {
-        var base = String(label.unicodeScalars.prefix(48).map { scalar -> Character in
+        var base = String(label.unicodeScalars.prefix(64).map { scalar -> Character in
             scalar.isASCII && isAllowed(UInt8(scalar.value)) ? Character(scalar) : "_"
         })
         if base.isEmpty { base = "unnamed" }
         var candidate = CollectionID(base)!
         var suffix = 2
         while taken.contains(candidate) {
-            candidate = CollectionID("\(base)_\(suffix)")!
+            let ending = "_\(suffix)"
+            candidate = CollectionID(base.prefix(64 - ending.count) + ending)!
             suffix += 1
         }
         return candidate

@@ -122,7 +122,7 @@ public final class Keychain: Sendable {
     /// secrets would then vanish when the service stops, without a word.
     public func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError) {
         guard !name.isEmpty, name.utf8.count <= 64, CollectionID(name) != nil else {
-            throw .invalidArgument("alias names are 1 to 64 characters of A-Z, a-z, 0-9 and _")
+            throw .invalidArgument("an alias name is \(CollectionID.rule)")
         }
         guard name != CollectionID.login.rawValue, name != CollectionID.session.rawValue else {
             throw .invalidArgument("the '\(name)' alias always names the '\(name)' collection and cannot be changed")

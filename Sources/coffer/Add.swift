@@ -35,6 +35,7 @@ struct Add: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var target: CollectionOption<AnyCollection>
 
     @Option(help: ArgumentHelp("The item's label (its display name).", valueName: "label"))
     var label: String?
@@ -58,7 +59,7 @@ struct Add: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let id = try access.resolve(item.collection)
+        let id = try access.resolve(target.collection)
         let attributes = try item.attributes(defaultClass: .generic)
         let label = self.label ?? defaultLabel()
         let input = InputSource(passwordFromStdin: passwords.passwordStdin)

@@ -13,9 +13,9 @@ struct Alias: ParsableCommand {
         'login' and 'session' are collection ids, not aliases, and cannot be set.
 
         EXAMPLES
-          coffer alias                      list every alias and its collection
-          coffer alias set default work     make 'work' the default collection
-          coffer alias remove default       back to 'login' as the default
+          coffer alias                                  list the aliases
+          coffer alias set default --collection work    make 'work' the default
+          coffer alias remove default                   back to 'login'
         """,
         subcommands: [List.self, Set.self, Remove.self],
         defaultSubcommand: List.self
@@ -40,19 +40,22 @@ struct Alias: ParsableCommand {
         @Argument(help: ArgumentHelp("The alias (letters, digits and _).", valueName: "name"))
         var name: String
 
-        @Argument(help: ArgumentHelp("The collection's id.", valueName: "collection"))
-        var collection: String
+        @OptionGroup var target: CollectionOption<CollectionByID>
+
+        @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
+        var collection: String?
 
         func validate() throws {
-            guard CollectionID(name) != nil else { throw ValidationError("alias names are 1 to 64 letters, digits and _") }
+            guard CollectionID(name) != nil else { throw ValidationError("an alias name is \(CollectionID.rule)") }
             guard ![CollectionID.login.rawValue, CollectionID.session.rawValue].contains(name) else {
                 throw ValidationError("'\(name)' is a collection id, not an alias; choose another name")
             }
+            _ = try target.required(or: collection)
         }
 
         func run() throws {
             let access = try KeychainAccess(global)
-            let id = try access.existing(collection)
+            let id = try access.existing(try target.required(or: collection))
             try access.keychain.setAlias(name, to: id)
             Output.line("'\(name)' now names '\(id)'")
         }

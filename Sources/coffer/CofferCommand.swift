@@ -27,8 +27,8 @@ struct CofferCommand: ParsableCommand {
           cross the bus encrypted (a dh-ietf1024-sha256-aes128-cbc-pkcs7
           session). The commands, options, output and exit statuses are the
           same in both modes; a locked collection's password is asked as usual
-          and unlocks it in the daemon. Through cofferd, a new collection's id
-          is at most 48 characters of A-Z, a-z, 0-9 and _. Errors from the
+          and unlocks it in the daemon. Collection ids follow the same rule in
+          both modes (see 'coffer create-collection --help'). Errors from the
           daemon map to the statuses below (a request it refuses as invalid: 2;
           the daemon failing or gone: 5).
 
@@ -51,9 +51,12 @@ struct CofferCommand: ParsableCommand {
         EXIT STATUS
           0  success (also: 'delete' that matched nothing)
           1  not found: no item matched, or no such collection
-          2  usage error: bad option or argument, no way to read a password,
-             confirmation missing or declined, secret empty or too large
-          3  locked: wrong password, or the collection is locked
+          2  usage error: no command or an unknown one (coffer alone prints
+             a short usage), bad option or argument, no way to read a
+             password, confirmation missing or declined, secret empty or
+             too large
+          3  locked: wrong password, or the collection is locked (also:
+             'search --all-collections' left a collection locked)
           4  already exists: an item with the same attributes (see
              'add --replace'), or a collection with the same id
           5  store damaged, or an I/O or system error (or the daemon failed)
@@ -61,14 +64,15 @@ struct CofferCommand: ParsableCommand {
           Errors are one line on stderr starting with "coffer: ".
 
         FILES
-          Without the daemon, the store directory is --data-dir, else $COFFER_DATA_DIR, else
-          $XDG_DATA_HOME/coffer, else ~/.local/share/coffer. It holds one
-          <id>.coffer file per collection, <id>.lock files and an 'aliases'
-          file; the directory is mode 0700 and the files 0600.
+          Without the daemon, the store directory is --data-dir, else
+          $COFFER_DATA_DIR, else $XDG_DATA_HOME/coffer, else
+          ~/.local/share/coffer. It holds one <id>.coffer file per
+          collection, <id>.lock files and an 'aliases' file; the directory
+          is mode 0700 and the files 0600.
 
         EXAMPLES
           Create the default collection (asks for a new password twice):
-            coffer create-collection login
+            coffer create-collection --collection login
           Store a password (asks for the collection password, then the secret):
             coffer add --service github.com --account alice
           Store a token from a script:
@@ -80,6 +84,12 @@ struct CofferCommand: ParsableCommand {
             coffer search --all --json --collection work
           Check that Coffer serves this session, and what to fix if not:
             coffer doctor
+          Find an item in whichever collection holds it (as secret-tool does):
+            coffer search --all-collections --service github.com
+
+        Every command that works on one collection takes --collection ID
+        (lock, unlock, passwd, create-collection, delete-collection and
+        'alias set' also take it as an argument, as before).
         """,
         version: CofferVersion.current,
         subcommands: [
@@ -91,4 +101,9 @@ struct CofferCommand: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+
+    /// No command given.
+    func run() throws {
+        throw ShortUsage()
+    }
 }

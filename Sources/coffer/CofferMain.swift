@@ -22,12 +22,23 @@ enum CofferMain {
 
     /// Prints what went wrong (or the help asked for) and returns the exit status.
     static func report(_ error: any Error) -> Int32 {
+        if error is ShortUsage {
+            Output.write(Array(ShortUsage.text.utf8), to: .standardError)
+            return ExitStatus.usage
+        }
         if error is CLIError || error is CofferError || error is CryptoError {
             let failure = CLIError.from(error)
             Output.note(failure.message)
             return failure.status
         }
         let code = CofferCommand.exitCode(for: error)
+        // A mistyped command is named with the closest real one, also in `coffer help serch`
+        // (which would otherwise print the whole manual).
+        if code == .success || code == .validationFailure,
+           let unknown = CommandWords.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) {
+            Output.note(unknown)
+            return ExitStatus.usage
+        }
         if code == .success {
             // --help, help <command>, --version.
             let text = CofferCommand.fullMessage(for: error)
@@ -47,12 +58,9 @@ enum CofferMain {
         return ExitStatus.storeFailure
     }
 
-    /// `coffer <subcommand> --help` for the subcommand named on the command line.
+    /// `coffer <subcommand> --help` for the (sub)command named on the command line.
     static func helpCommand() -> String {
-        let names = CofferCommand.configuration.subcommands.compactMap { $0.configuration.commandName }
-        let arguments = CommandLine.arguments.dropFirst()
-        if let name = arguments.first(where: { names.contains($0) }) { return "coffer \(name) --help" }
-        return "coffer --help"
+        "\(CommandWords.spelled(CommandWords.read(Array(CommandLine.arguments.dropFirst())).path)) --help"
     }
 
     static func lowercasedFirst(_ text: String) -> String {

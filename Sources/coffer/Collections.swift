@@ -8,7 +8,9 @@ struct Collections: ParsableCommand {
         discussion: """
         Prints one line per collection: id, lock state, number of items, the aliases that \
         name it, and its label. No password is needed. With --json, prints an array of \
-        objects {"id", "label", "locked", "items", "aliases"}.
+        objects {"id", "label", "created", "modified", "locked", "items", "aliases", \
+        "recovery"} (times in seconds since 1970, UTC; "recovery" is null unless the \
+        collection's file was repaired); [] when there is no collection.
 
         EXAMPLES
           coffer collections
@@ -60,6 +62,7 @@ struct Collections: ParsableCommand {
             Encode.jsonString(row.info.id.rawValue, to: &out)
             out.append(contentsOf: Array(", \"label\": ".utf8))
             Encode.jsonString(row.info.label, to: &out)
+            out.append(contentsOf: Array(", \"created\": \(row.info.created), \"modified\": \(row.info.modified)".utf8))
             out.append(contentsOf: Array(", \"locked\": \(row.info.isLocked), \"items\": \(row.info.itemCount), \"aliases\": [".utf8))
             for (position, alias) in row.aliases.enumerated() {
                 if position > 0 { out.append(contentsOf: Array(", ".utf8)) }

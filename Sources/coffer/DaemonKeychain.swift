@@ -62,15 +62,9 @@ final class DaemonKeychain: KeychainBackend {
         try calling(subject) { try client.setAlias(name, to: collection.map(SecretPath.collection)) }
     }
 
-    /// The service names a new collection after its label (lower-cased, other characters
-    /// as `_`); coffer creates it under the id as label and then sets the label asked for.
-    func checkNewCollectionID(_ id: CollectionID, existing: [CollectionID]) throws {
-        let taken = Set(existing + [.session])
-        guard CollectionID.derived(fromLabel: id.rawValue, avoiding: taken) == id else {
-            throw CLIError.usage("through cofferd, a new collection's id is 1 to 48 characters of A-Z, a-z, 0-9 and _; choose such an id, or pass --data-dir to work on the files directly")
-        }
-    }
-
+    /// The service names a new collection after its label (cofferd: `CollectionID.derived`,
+    /// which gives back any valid id not taken yet), so coffer creates it with the id as label
+    /// and then sets the label asked for. Returns the id the service chose.
     func createCollection(_ id: CollectionID, label: String, password: SecureBytes) throws -> CollectionID {
         let session = try session()
         let path = try calling(.collection(id)) { try client.createCollection(label: id.rawValue, password: password, session: session) }

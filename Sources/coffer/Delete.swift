@@ -22,6 +22,7 @@ struct Delete: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var target: CollectionOption<AnyCollection>
 
     @Flag(help: "Delete every match (required when several items match).")
     var all = false
@@ -36,7 +37,7 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let id = try access.resolve(item.collection)
+        let id = try access.resolve(target.collection)
         let attributes = try item.attributes()
         let matches = try access.keychain.search(Query(attributes: attributes, collection: id, limit: .all))
         guard !matches.isEmpty else {

@@ -11,22 +11,28 @@ struct DeleteCollection: ParsableCommand {
         otherwise --yes is required. No password is needed.
 
         EXAMPLES
-          coffer delete-collection old
-          coffer delete-collection ci --yes
+          coffer delete-collection --collection old
+          coffer delete-collection --collection ci --yes
         """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The collection's id.", valueName: "id"))
-    var id: String
+    @OptionGroup var target: CollectionOption<CollectionByID>
+
+    @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
+    var id: String?
 
     @Flag(help: "Do not ask for confirmation.")
     var yes = false
 
+    func validate() throws {
+        _ = try target.required(or: id)
+    }
+
     func run() throws {
         let access = try KeychainAccess(global)
-        let collection = try access.existing(id)
+        let collection = try access.existing(try target.required(or: id))
         if !yes {
             let info = try access.keychain.info(collection)
             let items = info.itemCount == 1 ? "1 item" : "\(info.itemCount) items"

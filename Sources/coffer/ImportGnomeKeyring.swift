@@ -52,9 +52,7 @@ struct ImportGnomeKeyring: ParsableCommand {
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
-        if let into, CollectionID(into) == nil || into == CollectionID.session.rawValue {
-            throw ValidationError("--into takes a collection id: 1 to 64 characters of A-Z, a-z, 0-9 and _ (not 'session')")
-        }
+        if let into { _ = try NewCollection.id(into) }
     }
 
     func run() throws {

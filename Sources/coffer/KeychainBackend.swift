@@ -19,9 +19,6 @@ protocol KeychainBackend: AnyObject {
     func aliases() throws -> [String: CollectionID]
     func resolveAlias(_ name: String) throws -> CollectionID?
     func setAlias(_ name: String, to collection: CollectionID?) throws
-    /// Fails (before any password is asked) when `id` cannot be created here although no
-    /// collection has it yet.
-    func checkNewCollectionID(_ id: CollectionID, existing: [CollectionID]) throws
     /// Creates collection `id` (which must not exist) labelled `label`; returns its id.
     func createCollection(_ id: CollectionID, label: String, password: SecureBytes) throws -> CollectionID
     func deleteCollection(_ id: CollectionID) throws
@@ -53,10 +50,6 @@ protocol KeychainBackend: AnyObject {
     func update(_ query: Query, with changes: ItemChanges) throws -> [ItemReference]
     /// Deletes the matches (the first only with `.one`); nothing matching is not an error.
     func delete(_ query: Query) throws -> [ItemReference]
-}
-
-extension KeychainBackend {
-    func checkNewCollectionID(_ id: CollectionID, existing: [CollectionID]) throws {}
 }
 
 /// One search match, as the commands print it. Matches in a locked collection carry only

@@ -13,18 +13,24 @@ struct Lock: ParsableCommand {
 
         EXAMPLES
           coffer lock
-          coffer lock work
+          coffer lock --collection work
         """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The collection (an id or an alias).", valueName: "id"))
+    @OptionGroup var target: CollectionOption<AnyCollection>
+
+    @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
     var id: String?
+
+    func validate() throws {
+        _ = try target.name(or: id)
+    }
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let collection = try access.resolve(id)
+        let collection = try access.resolve(try target.name(or: id))
         try access.keychain.lock(collection)
         Output.line("collection '\(collection)' is locked")
     }

@@ -29,8 +29,7 @@ enum ClassArgument: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// The attributes that select items (search, update, delete) or describe a new one (add),
-/// and the collection to work in.
+/// The attributes that select items (search, update, delete) or describe a new one (add).
 struct ItemOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The 'service' attribute: what the secret is for (e.g. github.com).", valueName: "service"))
     var service: String?
@@ -46,10 +45,6 @@ struct ItemOptions: ParsableArguments {
             help: ArgumentHelp("The item class; it sets the xdg:schema attribute to org.freedesktop.Secret.Generic (generic) or org.gnome.keyring.NetworkPassword (internet).",
                                valueName: "class"))
     var itemClass: ClassArgument?
-
-    @Option(help: ArgumentHelp("The collection (an id or an alias). Default: the 'default' alias, else 'login'.",
-                               valueName: "id"))
-    var collection: String?
 
     func validate() throws {
         _ = try attributes()

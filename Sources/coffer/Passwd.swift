@@ -13,20 +13,26 @@ struct Passwd: ParsableCommand {
 
         EXAMPLES
           coffer passwd
-          printf '%s\\n%s\\n' "$OLD" "$NEW" | coffer passwd work --password-stdin
+          printf '%s\\n%s\\n' "$OLD" "$NEW" | coffer passwd --collection work --password-stdin
         """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The collection (an id or an alias; default: the default collection).", valueName: "id"))
+    @OptionGroup var target: CollectionOption<AnyCollection>
+
+    @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
     var id: String?
 
     @OptionGroup var passwords: PasswordOptions
 
+    func validate() throws {
+        _ = try target.name(or: id)
+    }
+
     func run() throws {
         let access = try KeychainAccess(global)
-        let collection = try access.resolve(id)
+        let collection = try access.resolve(try target.name(or: id))
         try access.changePassword(collection, input: InputSource(passwordFromStdin: passwords.passwordStdin))
         Output.line("password of '\(collection)' changed")
     }

@@ -14,20 +14,26 @@ struct Unlock: ParsableCommand {
 
         EXAMPLES
           coffer unlock
-          printf '%s\\n' "$PASSWORD" | coffer unlock work --password-stdin
+          printf '%s\\n' "$PASSWORD" | coffer unlock --collection work --password-stdin
         """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The collection (an id or an alias).", valueName: "id"))
+    @OptionGroup var target: CollectionOption<AnyCollection>
+
+    @Argument(help: ArgumentHelp("The same as --collection.", valueName: "id"))
     var id: String?
 
     @OptionGroup var passwords: PasswordOptions
 
+    func validate() throws {
+        _ = try target.name(or: id)
+    }
+
     func run() throws {
         let access = try KeychainAccess(global)
-        let collection = try access.resolve(id)
+        let collection = try access.resolve(try target.name(or: id))
         let asked = try access.unlock(collection, input: InputSource(passwordFromStdin: passwords.passwordStdin))
         if !access.viaDaemon {
             Output.line("password accepted for '\(collection)' (without the daemon, nothing stays unlocked after coffer exits)")

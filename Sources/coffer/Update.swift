@@ -30,6 +30,7 @@ struct Update: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemOptions
+    @OptionGroup var target: CollectionOption<AnyCollection>
 
     @Option(name: .customLong("set-label"), help: ArgumentHelp("The new label.", valueName: "label"))
     var newLabel: String?
@@ -63,7 +64,7 @@ struct Update: ParsableCommand {
 
     func run() throws {
         let access = try KeychainAccess(global)
-        let id = try access.resolve(item.collection)
+        let id = try access.resolve(target.collection)
         let query = Query(attributes: try item.attributes(), collection: id, limit: .all)
         guard try !access.keychain.search(query).isEmpty else {
             throw CLIError.notFound("no item in '\(id)' matches the query; nothing was updated")

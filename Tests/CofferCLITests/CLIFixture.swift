@@ -51,9 +51,10 @@ final class CLIFixture {
             && FileManager.default.isExecutableFile(atPath: path)
     }
 
-    /// A clean environment: HOME inside the fixture, no COFFER_DATA_DIR or XDG_DATA_HOME.
+    /// A clean environment: HOME inside the fixture, no COFFER_DATA_DIR or XDG_DATA_HOME, and
+    /// TZ=UTC so that printed local times are the same on every machine.
     var environment: [String: String] {
-        ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
     }
 
     /// Runs `coffer --data-dir <fixture> arguments...` with `stdin`.

@@ -73,10 +73,11 @@ final class CofferdFixture {
 
     // MARK: coffer and secret-tool
 
-    /// coffer's environment: this bus, a HOME and XDG_DATA_HOME of its own, no COFFER_DATA_DIR.
+    /// coffer's environment: this bus, a HOME and XDG_DATA_HOME of its own, no COFFER_DATA_DIR,
+    /// and TZ=UTC (as `CLIFixture`'s).
     var environment: [String: String] {
         ["HOME": cofferHome, "XDG_DATA_HOME": cofferHome + "/.local/share", "PATH": "/usr/bin:/bin",
-         "LANG": "C.UTF-8", "DBUS_SESSION_BUS_ADDRESS": bus.address]
+         "LANG": "C.UTF-8", "TZ": "UTC", "DBUS_SESSION_BUS_ADDRESS": bus.address]
     }
 
     /// Runs `coffer arguments...` (no --data-dir unless given) with `stdin`.

@@ -129,10 +129,7 @@ import Testing
                                         stdin: "work-one\n")
         #expect(created.stdout == "created collection 'work'\n")
         try daemon.expect(4, ["create-collection", "work", "--password-stdin"], stdin: "x\n")
-        // The daemon derives ids from labels keeping their case, as gnome-keyring does; one it
-        // would change is refused before any password.
-        try daemon.expect(0, ["create-collection", "Work2", "--password-stdin"], stdin: "x\n")
-        try daemon.expect(2, ["create-collection", String(repeating: "w", count: 49), "--password-stdin"], stdin: "x\n")
+        // (The id rules, the same in both modes: CollectionIDRuleTests.)
 
         let listed = try daemon.expect(0, ["collections", "--json"])
         let rows = try CLIFixture.jsonArray(listed)

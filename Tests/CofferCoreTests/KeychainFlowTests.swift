@@ -128,6 +128,10 @@ import Testing
         #expect(CollectionID.derived(fromLabel: "My Keys", avoiding: []).rawValue == "My_Keys")
         #expect(CollectionID.derived(fromLabel: "login", avoiding: [.login]).rawValue == "login_2")
         #expect(CollectionID.derived(fromLabel: "", avoiding: []).rawValue == "unnamed")
+        let longest = String(repeating: "a", count: 64)
+        #expect(CollectionID.derived(fromLabel: longest + "b", avoiding: []).rawValue == longest)
+        #expect(CollectionID.derived(fromLabel: longest, avoiding: [CollectionID(longest)!]).rawValue
+            == String(repeating: "a", count: 62) + "_2")
         #expect(CollectionID("with-dash") == nil)
         #expect(CollectionID(String(repeating: "a", count: 65)) == nil)
     }
