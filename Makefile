@@ -7,6 +7,8 @@
 # builds first when a source changed since the last build (scripts/build-release: release
 # mode, Swift runtime linked in, man pages and completions generated).
 PREFIX ?= /usr/local
+# A literal ~ (from a shell that does not expand it in PREFIX=~/.local) is the home directory.
+override PREFIX := $(patsubst ~%,$(HOME)%,$(PREFIX))
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec

@@ -81,17 +81,18 @@ struct MakeInstallTests {
         try expectExecPaths(destdir: destdir, unit: unit, activation: activation, prefix: "/usr/local")
     }
 
-    @Test("PREFIX=~/.local: the unit in share/systemd/user, no PAM module; uninstall removes every file")
-    func homeLocal() throws {
+    @Test("PREFIX=~/.local: the unit in share/systemd/user, no PAM module; uninstall removes every file",
+          arguments: ["/home/someone/.local", "~/.local"])
+    func homeLocal(given: String) throws {
         let home = "/home/someone", prefix = "/home/someone/.local"
-        let (destdir, files) = try install(["PREFIX=\(prefix)"], home: home)
+        let (destdir, files) = try install(["PREFIX=\(given)"], home: home)
         defer { try? FileManager.default.removeItem(atPath: destdir) }
         let unit = prefix + "/share/systemd/user/cofferd.service"
         let activation = prefix + "/share/dbus-1/services/org.freedesktop.secrets.service"
         #expect(files == common(prefix).union([unit, activation]))
         try expectExecPaths(destdir: destdir, unit: unit, activation: activation, prefix: prefix)
 
-        let (_, left) = try install(["PREFIX=\(prefix)"], target: "uninstall", home: home, into: destdir)
+        let (_, left) = try install(["PREFIX=\(given)"], target: "uninstall", home: home, into: destdir)
         #expect(left.isEmpty, "left after make uninstall: \(left.sorted())")
     }
 
