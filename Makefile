@@ -1,16 +1,57 @@
-# Build, test and install Coffer. `make install PREFIX=/usr` (or ~/.local for one user) puts
-# the binaries, the systemd user unit and the D-Bus activation file in place.
+# Build, test and install Coffer.
+#
+#   make && sudo make install PREFIX=/usr/local      for every user of the machine
+#   make install PREFIX=~/.local                     for yourself only
+#
+# PREFIX and DESTDIR are honoured (scripts/package-deb stages with DESTDIR). `make install`
+# builds first when a source changed since the last build (scripts/build-release: release
+# mode, Swift runtime linked in, man pages and completions generated).
 PREFIX ?= /usr/local
+# A literal ~ (from a shell that does not expand it in PREFIX=~/.local) is the home directory.
+override PREFIX := $(patsubst ~%,$(HOME)%,$(PREFIX))
 DESTDIR ?=
-BINDIR = $(PREFIX)/bin
-UNITDIR = $(PREFIX)/lib/systemd/user
-DBUSDIR = $(PREFIX)/share/dbus-1/services
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/coffer
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+
+# A prefix inside the home directory (~/.local) is one user's own installation.
+HOME_PREFIX := $(filter $(HOME)/%,$(abspath $(PREFIX)))
+# systemd looks for user units in ~/.local/share/systemd/user, and in lib/systemd/user
+# under /usr and /usr/local.
+USERUNITDIR ?= $(if $(HOME_PREFIX),$(DATADIR)/systemd/user,$(PREFIX)/lib/systemd/user)
+# The D-Bus activation file goes where the session bus finds it (so that Coffer is started
+# for org.freedesktop.secrets), except under /usr: there the bus would find it beside
+# gnome-keyring's, in the same directory, and pick one of the two at random. Each user then
+# chooses the provider (README.md, "Choosing the provider").
+DBUSSERVICEDIR ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/coffer,$(DATADIR)/dbus-1/services)
+# The PAM module: in the system's module directory under /usr, else in $(PREFIX)/lib/security,
+# which PAM stacks name by its full path. Not installed under the home directory: a module
+# that logins load must not be one its user can replace.
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
+PAMDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/$(MULTIARCH)/security,$(PREFIX)/lib/security)
+
+RELEASE = .build/coffer-release
+SOURCES = $(shell find Package.swift Sources -type f)
+INSTALL_FILES = $(BINDIR)/cofferd $(BINDIR)/coffer $(LIBEXECDIR)/coffer/cofferd-data-dir \
+	$(USERUNITDIR)/cofferd.service $(DBUSSERVICEDIR)/org.freedesktop.secrets.service \
+	$(MANDIR)/man1/cofferd.1 $(MANDIR)/man1/coffer.1 \
+	$(BASHCOMPDIR)/cofferd $(BASHCOMPDIR)/coffer $(ZSHCOMPDIR)/_cofferd $(ZSHCOMPDIR)/_coffer \
+	$(FISHCOMPDIR)/cofferd.fish $(FISHCOMPDIR)/coffer.fish \
+	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
+	$(if $(HOME_PREFIX),,$(PAMDIR)/pam_coffer.so)
+SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@libexecdir@|$(LIBEXECDIR)|g'
 
 .PHONY: build test bench install uninstall
 
-build:
-	swift build -c release --product cofferd
-	swift build -c release --product coffer
+build: $(RELEASE)/stamp
+
+$(RELEASE)/stamp: $(SOURCES) scripts/build-release
+	./scripts/build-release
 
 test:
 	./scripts/test
@@ -18,15 +59,22 @@ test:
 bench:
 	swift run -c release coffer-bench
 
-install: build
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DBUSDIR)
-	install -m 0755 "$$(swift build -c release --show-bin-path)/cofferd" $(DESTDIR)$(BINDIR)/cofferd
-	install -m 0755 "$$(swift build -c release --show-bin-path)/coffer" $(DESTDIR)$(BINDIR)/coffer
-	sed 's|@bindir@|$(BINDIR)|g' packaging/cofferd.service.in > $(DESTDIR)$(UNITDIR)/cofferd.service
-	sed 's|@bindir@|$(BINDIR)|g' dbus/org.freedesktop.secrets.service.in > $(DESTDIR)$(DBUSDIR)/org.freedesktop.secrets.service
-	ln -sf cofferd.service $(DESTDIR)$(UNITDIR)/dbus-org.freedesktop.secrets.service
+install: $(RELEASE)/stamp
+	install -d $(addprefix $(DESTDIR),$(sort $(dir $(INSTALL_FILES))))
+	install -m 0755 -s $(RELEASE)/bin/cofferd $(RELEASE)/bin/coffer $(DESTDIR)$(BINDIR)/
+	install -m 0755 packaging/cofferd-data-dir $(DESTDIR)$(LIBEXECDIR)/coffer/
+	$(SUBSTITUTE) packaging/cofferd.service.in > $(DESTDIR)$(USERUNITDIR)/cofferd.service
+	$(SUBSTITUTE) dbus/org.freedesktop.secrets.service.in > $(DESTDIR)$(DBUSSERVICEDIR)/org.freedesktop.secrets.service
+	chmod 0644 $(DESTDIR)$(USERUNITDIR)/cofferd.service $(DESTDIR)$(DBUSSERVICEDIR)/org.freedesktop.secrets.service
+	install -m 0644 $(RELEASE)/man/cofferd.1 $(RELEASE)/man/coffer.1 $(DESTDIR)$(MANDIR)/man1/
+	for command in cofferd coffer; do \
+	  install -m 0644 $(RELEASE)/completions/$$command.bash $(DESTDIR)$(BASHCOMPDIR)/$$command && \
+	  install -m 0644 $(RELEASE)/completions/$$command.zsh $(DESTDIR)$(ZSHCOMPDIR)/_$$command && \
+	  install -m 0644 $(RELEASE)/completions/$$command.fish $(DESTDIR)$(FISHCOMPDIR)/$$command.fish || exit 1; \
+	done
+	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(if $(HOME_PREFIX),,install -m 0644 -s $(RELEASE)/bin/pam_coffer.so $(DESTDIR)$(PAMDIR)/pam_coffer.so)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/cofferd $(DESTDIR)$(BINDIR)/coffer
-	rm -f $(DESTDIR)$(UNITDIR)/cofferd.service $(DESTDIR)$(UNITDIR)/dbus-org.freedesktop.secrets.service
-	rm -f $(DESTDIR)$(DBUSDIR)/org.freedesktop.secrets.service
+	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/coffer $(DESTDIR)$(DOCDIR) 2>/dev/null

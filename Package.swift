@@ -126,6 +126,8 @@ let package = Package(
         .testTarget(name: "GnomeKeyringTests", dependencies: ["GnomeKeyringFormat", "CofferCore", "CofferCrypto", "CofferTestSupport",
                                                                   "DBusKit", "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness", "CofferTestSupport"]),
+        // The packaging: the user unit, `make install`, the Debian package scripts/package-deb builds.
+        .testTarget(name: "PackagingTests", dependencies: ["CofferCore", "CofferStore", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
