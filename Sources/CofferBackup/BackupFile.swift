@@ -48,9 +48,7 @@ public enum BackupFile {
         let fileVersion = try u32()
         guard fileVersion == version else { throw BackupError.unsupportedVersion(fileVersion) }
         let kdf = Argon2Parameters(iterations: try u32(), memoryKiB: try u32(), parallelism: try u32())
-        // Argon2 needs at least 8 KiB per lane: libgcrypt refuses less.
-        guard kdf.iterations >= 1, kdf.iterations <= 64, kdf.memoryKiB <= 4 << 20,
-              (1...16).contains(kdf.parallelism), kdf.memoryKiB >= 8 * kdf.parallelism else {
+        guard kdf.isAcceptableFromFile else {
             throw BackupError.damaged("its key derivation parameters are out of range")
         }
         let headerLength = offset + saltLength + AESGCM.nonceLength

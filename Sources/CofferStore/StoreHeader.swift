@@ -109,7 +109,7 @@ struct StoreHeader {
             guard salt.count >= 16, lookupKey.count == 32, sealed.count == AESGCM.keyLength + AESGCM.tagLength else {
                 throw corrupt("header fields have wrong sizes")
             }
-            guard acceptable(kdf) else {
+            guard kdf.isAcceptableFromFile else {
                 throw corrupt("key derivation parameters out of range (t=\(kdf.iterations), m=\(kdf.memoryKiB) KiB, p=\(kdf.parallelism))")
             }
             let header = StoreHeader(uuid: uuid, created: created, kdf: kdf, salt: salt, lookupKey: lookupKey,
@@ -123,11 +123,4 @@ struct StoreHeader {
             throw corrupt("\(error)")
         }
     }
-}
-
-/// Argon2id parameters a file may ask for: anything else is damage or an attack (unlocking
-/// would otherwise allocate whatever the file says, or run practically for ever).
-func acceptable(_ kdf: Argon2Parameters) -> Bool {
-    (1...64).contains(kdf.iterations) && (1...16).contains(kdf.parallelism)
-        && (8 * kdf.parallelism...(2 << 20)).contains(kdf.memoryKiB)
 }
