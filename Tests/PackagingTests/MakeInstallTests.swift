@@ -6,21 +6,21 @@ import Testing
 /// without building (a build inside `swift test` would wait for the build lock forever).
 private let releaseIsCurrent: Bool = {
     guard Executables.inPath("make") != nil,
-          let result = try? Repository.run("make", ["-q", ".build/coffer-release/stamp"]) else { return false }
+          let result = try? Repository.runNow("make", ["-q", ".build/coffer-release/stamp"]) else { return false }
     return result.succeeded
 }()
 
 /// `make install` with PREFIX and DESTDIR: where each file goes for a system prefix, for
 /// /usr (beside gnome-keyring) and for ~/.local, and that `make uninstall` takes it all back.
-@Suite(.timeLimit(.minutes(3)),
+@Suite(.serialized, .timeLimit(.minutes(3)),
        .enabled(if: releaseIsCurrent, "the release build is missing or out of date: run scripts/build-release (scripts/test does)"))
 struct MakeInstallTests {
     /// Runs `make install` (or another target) into a new DESTDIR; returns the DESTDIR and the
     /// files installed, as absolute paths without it.
     func install(_ variables: [String], target: String = "install", home: String = "/home/someone",
-                 into destination: String? = nil) throws -> (destdir: String, files: Set<String>) {
+                 into destination: String? = nil) async throws -> (destdir: String, files: Set<String>) {
         let destdir = try destination ?? Repository.temporaryDirectory("destdir")
-        let result = try Repository.run("make", ["--no-print-directory", target, "DESTDIR=\(destdir)"] + variables,
+        let result = try await Repository.run("make", ["--no-print-directory", target, "DESTDIR=\(destdir)"] + variables,
                                         environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                                                       "HOME": home])
         #expect(result.succeeded, "\(result)")
@@ -62,9 +62,9 @@ struct MakeInstallTests {
     }
 
     @Test("PREFIX=/usr: units in lib/systemd/user, the activation file beside (not over) gnome-keyring's")
-    func usr() throws {
+    func usr() async throws {
         let multiarch = "x86_64-linux-gnu"
-        let (destdir, files) = try install(["PREFIX=/usr", "MULTIARCH=\(multiarch)"])
+        let (destdir, files) = try await install(["PREFIX=/usr", "MULTIARCH=\(multiarch)"])
         defer { try? FileManager.default.removeItem(atPath: destdir) }
         let unit = "/usr/lib/systemd/user/cofferd.service", activation = "/usr/share/coffer/org.freedesktop.secrets.service"
         #expect(files == common("/usr").union([unit, activation, "/usr/lib/\(multiarch)/security/pam_coffer.so"]))
@@ -72,8 +72,8 @@ struct MakeInstallTests {
     }
 
     @Test("PREFIX=/usr/local: the activation file where the session bus looks; the PAM module in lib/security")
-    func usrLocal() throws {
-        let (destdir, files) = try install(["PREFIX=/usr/local"])
+    func usrLocal() async throws {
+        let (destdir, files) = try await install(["PREFIX=/usr/local"])
         defer { try? FileManager.default.removeItem(atPath: destdir) }
         let unit = "/usr/local/lib/systemd/user/cofferd.service"
         let activation = "/usr/local/share/dbus-1/services/org.freedesktop.secrets.service"
@@ -83,22 +83,22 @@ struct MakeInstallTests {
 
     @Test("PREFIX=~/.local: the unit in share/systemd/user, no PAM module; uninstall removes every file",
           arguments: ["/home/someone/.local", "~/.local"])
-    func homeLocal(given: String) throws {
+    func homeLocal(given: String) async throws {
         let home = "/home/someone", prefix = "/home/someone/.local"
-        let (destdir, files) = try install(["PREFIX=\(given)"], home: home)
+        let (destdir, files) = try await install(["PREFIX=\(given)"], home: home)
         defer { try? FileManager.default.removeItem(atPath: destdir) }
         let unit = prefix + "/share/systemd/user/cofferd.service"
         let activation = prefix + "/share/dbus-1/services/org.freedesktop.secrets.service"
         #expect(files == common(prefix).union([unit, activation]))
         try expectExecPaths(destdir: destdir, unit: unit, activation: activation, prefix: prefix)
 
-        let (_, left) = try install(["PREFIX=\(given)"], target: "uninstall", home: home, into: destdir)
+        let (_, left) = try await install(["PREFIX=\(given)"], target: "uninstall", home: home, into: destdir)
         #expect(left.isEmpty, "left after make uninstall: \(left.sorted())")
     }
 
     @Test("the man pages and completions are generated from the commands")
-    func manPagesAndCompletions() throws {
-        let (destdir, _) = try install(["PREFIX=/usr/local"])
+    func manPagesAndCompletions() async throws {
+        let (destdir, _) = try await install(["PREFIX=/usr/local"])
         defer { try? FileManager.default.removeItem(atPath: destdir) }
         let share = destdir + "/usr/local/share"
         for command in ["cofferd", "coffer"] {

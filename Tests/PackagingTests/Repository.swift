@@ -16,10 +16,21 @@ enum Repository {
 
     /// Runs `tool` (a path or a name in `PATH`) in the repository root and returns how it
     /// ended; `environment` replaces this process's environment when given.
+    ///
+    /// The wait happens on a thread of its own: these tools (lintian, dpkg, make install) take
+    /// seconds to a minute, and blocking one of Swift Testing's few shared threads for that long
+    /// starves the other suites into their time limits.
     static func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil,
-                    timeout: TimeInterval = 120) throws -> ChildResult {
-        try ChildProcess(tool, arguments: arguments, environment: environment, workingDirectory: root)
-            .wait(timeout: timeout)
+                    timeout: TimeInterval = 120) async throws -> ChildResult {
+        let child = try ChildProcess(tool, arguments: arguments, environment: environment, workingDirectory: root)
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: child.wait(timeout: timeout)) }.start()
+        }
+    }
+
+    /// `run`, for the few quick look-ups made while deciding whether a suite runs at all.
+    static func runNow(_ tool: String, _ arguments: [String]) throws -> ChildResult {
+        try ChildProcess(tool, arguments: arguments, workingDirectory: root).wait(timeout: 30)
     }
 
     /// A new empty directory under the temporary directory; the caller removes it.

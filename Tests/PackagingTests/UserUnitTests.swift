@@ -37,7 +37,7 @@ import Testing
 
     @Test("systemd-analyze security --user: exposure 3.0 or lower, as the unit says, each one explained",
           .enabled(if: Executables.inPath("systemd-analyze") != nil, "systemd-analyze is not installed"))
-    func exposure() throws {
+    func exposure() async throws {
         let directory = try Repository.temporaryDirectory("unit")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let template = try Repository.text(Self.template)
@@ -45,7 +45,7 @@ import Testing
             .replacingOccurrences(of: "@libexecdir@", with: "/usr/libexec")
             .write(toFile: directory + "/cofferd.service", atomically: true, encoding: .utf8)
         // As root, --user needs a runtime directory to resolve %t.
-        let result = try Repository.run("systemd-analyze", ["security", "--offline=true", "--user", directory + "/cofferd.service"],
+        let result = try await Repository.run("systemd-analyze", ["security", "--offline=true", "--user", directory + "/cofferd.service"],
                                         environment: ["PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": directory])
         #expect(result.succeeded, "\(result)")
         let overall = try #require(result.stdout.firstMatch(of: /Overall exposure level for cofferd.service: (\d+\.\d+)/),
