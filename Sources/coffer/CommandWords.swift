@@ -4,7 +4,7 @@ import ArgumentParser
 /// that a mistyped one can be named, with the closest real command, when parsing fails.
 enum CommandWords {
     /// Options of the commands that have subcommands that take a value (the next argument).
-    private static let optionsWithValue: Set<String> = ["--data-dir"]
+    private static let optionsWithValue: Set<String> = ["--data-dir", "--generate-completion-script"]
 
     /// The commands named so far, from `coffer` down (`coffer help …` read as `coffer …`); and
     /// the first word after them that names no subcommand of the last one, if it has any.

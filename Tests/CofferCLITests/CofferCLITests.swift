@@ -19,6 +19,14 @@ import Testing
         #expect(cli.stdout == "\(CofferVersion.current)\n" && cli.status == 0, "\(cli)")
     }
 
+    /// What scripts/build-release asks for the packages' completions: not an unknown command.
+    @Test func completionScriptsForEveryShell() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try CLIFixture().run(["--generate-completion-script", shell], dataDir: false)
+            #expect(script.status == 0 && script.stdout.contains("search") && script.stderr.isEmpty, "\(shell): \(script)")
+        }
+    }
+
     @Test func fullItemLifecycle() throws {
         let cli = try CLIFixture()
         try cli.createCollection()
