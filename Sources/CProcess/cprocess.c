@@ -2,6 +2,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include "cprocess.h"
 
@@ -33,4 +36,19 @@ short cprocess_spawn_setsid_flag(void) {
 #else
     return 0;
 #endif
+}
+
+int cprocess_unix_datagram_socket(const char *path, int bound) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    size_t length = strlen(path);
+    if (length == 0 || length >= sizeof address.sun_path) { errno = ENAMETOOLONG; return -1; }
+    memcpy(address.sun_path, path, length);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | (bound ? 0 : SOCK_NONBLOCK), 0);
+    if (fd < 0) return -1;
+    int rc = bound ? bind(fd, (struct sockaddr *)&address, sizeof address)
+                   : connect(fd, (struct sockaddr *)&address, sizeof address);
+    if (rc != 0) { int saved = errno; close(fd); errno = saved; return -1; }
+    return fd;
 }

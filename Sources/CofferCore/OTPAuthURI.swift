@@ -17,7 +17,7 @@ public struct OTPAuthURI: Sendable {
 
     public init(_ uri: SecureBytes) throws(CofferError) {
         do {
-            self = try uri.withUnsafeBytes { bytes throws -> OTPAuthURI in try Self.parse(bytes) }
+            self = try Self.parse(uri.view)
         } catch let error as CofferError {
             throw error
         } catch {
@@ -25,7 +25,7 @@ public struct OTPAuthURI: Sendable {
         }
     }
 
-    private static func parse(_ bytes: UnsafeRawBufferPointer) throws -> OTPAuthURI {
+    private static func parse(_ bytes: SecureBytesView) throws -> OTPAuthURI {
         var text = bytes[...]
         while let last = text.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { text = text.dropLast() }
         guard text.starts(with: prefix) else {

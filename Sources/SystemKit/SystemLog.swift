@@ -32,7 +32,7 @@ public final class SystemLog: Sendable {
                 if socket == nil { socket = try? DatagramSocket.connected(to: path) }
                 guard let connected = socket else { return }
                 do {
-                    try connected.send(line, waiting: false)
+                    try connected.send(line)
                     return
                 } catch Errno.wouldBlock {
                     return   // the log is behind: this line is lost rather than the daemon stalled

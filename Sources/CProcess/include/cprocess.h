@@ -37,4 +37,8 @@ int cprocess_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *pa
 /// The spawn attribute flag that starts the child in a new session (POSIX_SPAWN_SETSID,
 /// glibc 2.26+), or 0 where the C library lacks it.
 short cprocess_spawn_setsid_flag(void);
+/// A Unix datagram socket (close-on-exec) bound at `path` (`bound` != 0) or connected to it
+/// (then non-blocking: a send to a full queue fails with EAGAIN):
+/// its descriptor, or -1 with errno set (ENAMETOOLONG for a path that does not fit).
+int cprocess_unix_datagram_socket(const char *path, int bound);
 #endif
