@@ -4,7 +4,7 @@ import Testing
 
 /// One rule for collection ids, with the same answers and the same messages on the files and
 /// through cofferd.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CollectionIDRuleTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CollectionIDRuleTests {
     static let longest = String(repeating: "a", count: 64)
 
     /// What each mode answers to the same create-collection attempts, in order.

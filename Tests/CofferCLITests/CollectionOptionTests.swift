@@ -4,7 +4,7 @@ import Testing
 
 /// Every command that takes a collection takes `--collection ID`, in both modes; the older
 /// positional forms still work, and naming two different collections changes nothing.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CollectionOptionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CollectionOptionTests {
     @Test(arguments: Mode.allCases) func everyCommandTakesCollection(mode: Mode) throws {
         let w = try mode.start()
         defer { w.stop() }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// What a newcomer meets first: `coffer` alone, and a mistyped command.
-@Suite(.timeLimit(.minutes(1))) struct FirstContactTests {
+@Suite(.timeLimit(.minutes(5))) struct FirstContactTests {
     static let commands = ["add", "search", "update", "delete", "collections", "create-collection", "delete-collection",
                            "lock", "unlock", "passwd", "alias", "import", "export"]
 

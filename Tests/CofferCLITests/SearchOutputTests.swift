@@ -4,7 +4,7 @@ import Testing
 
 /// What `search` (and `collections`) print, the same in both modes: valid JSON even when
 /// nothing matches, how many more matched, every collection at once, and item times.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct SearchOutputTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SearchOutputTests {
     static let login = Mode.loginPassword
 
     /// stdout parsed as JSON (failing the test when it is not).

@@ -12,7 +12,7 @@ private let releaseIsCurrent: Bool = {
 
 /// `make install` with PREFIX and DESTDIR: where each file goes for a system prefix, for
 /// /usr (beside gnome-keyring) and for ~/.local, and that `make uninstall` takes it all back.
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.serialized, .timeLimit(.minutes(5)),
        .enabled(if: releaseIsCurrent, "the release build is missing or out of date: run scripts/build-release (scripts/test does)"))
 struct MakeInstallTests {
     /// Runs `make install` (or another target) into a new DESTDIR; returns the DESTDIR and the
