@@ -6,13 +6,18 @@ public struct ItemMetadata: Equatable, Sendable {
     /// Seconds since the Unix epoch.
     public var created: UInt64
     public var modified: UInt64
+    /// The application that created the item (nil: not recorded, as for items made before
+    /// Coffer recorded creators, or in a client's name by an import).
+    public var creator: Application?
 
-    public init(label: String, attributes: Attributes, contentType: String, created: UInt64, modified: UInt64) {
+    public init(label: String, attributes: Attributes, contentType: String, created: UInt64, modified: UInt64,
+                creator: Application? = nil) {
         self.label = label
         self.attributes = attributes
         self.contentType = contentType
         self.created = created
         self.modified = modified
+        self.creator = creator
     }
 }
 
@@ -27,14 +32,17 @@ public struct NewItem: Sendable {
     /// When the item was made and last changed, for an item that existed elsewhere before (an
     /// import); nil: now.
     public var times: (created: UInt64, modified: UInt64)?
+    /// The application adding it, recorded as its creator (see `ItemMetadata.creator`).
+    public var creator: Application?
 
     public init(label: String, attributes: Attributes, secret: Secret, owner: String? = nil,
-                times: (created: UInt64, modified: UInt64)? = nil) {
+                times: (created: UInt64, modified: UInt64)? = nil, creator: Application? = nil) {
         self.label = label
         self.attributes = attributes
         self.secret = secret
         self.owner = owner
         self.times = times
+        self.creator = creator
     }
 
     /// An item of a Keychain class: sets `xdg:schema` to the class's schema.

@@ -1,0 +1,113 @@
+/// Who may read a collection's secrets without asking.
+public enum AccessPolicy: String, Sendable, CaseIterable {
+    /// Every application of the user reads every secret (what every other Secret Service
+    /// provider does; collections made before Coffer had policies keep it).
+    case open
+    /// An item's creator reads it; any other application needs a grant, and the user is asked
+    /// (the default for new collections).
+    case ask
+    /// Only creators and granted applications; nobody is asked.
+    case strict
+
+    /// What each policy means, for help and error texts.
+    public var summary: String {
+        switch self {
+        case .open: "every application may read every secret"
+        case .ask: "an item's creator reads it freely; other applications ask the user, who may allow once or always"
+        case .strict: "only an item's creator and applications granted access read it; nobody is asked"
+        }
+    }
+}
+
+/// A remembered permission for one application to read one item's secret, or every secret of
+/// the collection, until it expires.
+public struct AccessGrant: Hashable, Sendable {
+    public var application: Application
+    /// The one item the grant covers; nil: the whole collection.
+    public var item: ItemID?
+    /// When it was given, and when it stops counting (nil: never); seconds since the epoch.
+    public var granted: UInt64
+    public var expires: UInt64?
+    /// For an executable, the SHA-256 of the program file it covers: the grant then holds for
+    /// that exact binary only and lapses when the file is replaced. Nil: any binary at the path.
+    public var executableDigest: [UInt8]?
+
+    public init(application: Application, item: ItemID?, granted: UInt64, expires: UInt64? = nil,
+                executableDigest: [UInt8]? = nil) {
+        self.application = application
+        self.item = item
+        self.granted = granted
+        self.expires = expires
+        self.executableDigest = executableDigest
+    }
+
+    /// Whether it lets `application` (whose executable's digest `digest` computes on demand)
+    /// read `item` at `now`.
+    public func covers(_ application: Application, item: ItemID, at now: UInt64, digest: () -> [UInt8]?) -> Bool {
+        guard self.application == application, self.item == nil || self.item == item, !isExpired(at: now) else { return false }
+        guard let executableDigest else { return true }
+        return digest() == executableDigest
+    }
+
+    public func isExpired(at now: UInt64) -> Bool {
+        expires.map { now >= $0 } ?? false
+    }
+}
+
+/// What may happen when an application asks for a secret.
+public enum AccessDecision: Equatable, Sendable {
+    public enum Reason: Equatable, Sendable {
+        /// The collection's policy is `open`.
+        case openPolicy
+        /// The application created the item.
+        case creator
+        /// A grant covers it.
+        case granted
+    }
+
+    case allowed(Reason)
+    /// The user must be asked (policy `ask`).
+    case ask
+    /// Refused without asking (policy `strict`).
+    case denied
+}
+
+/// A collection's access rules: its policy and the grants given, kept encrypted with it.
+public struct CollectionAccess: Equatable, Sendable {
+    public var policy: AccessPolicy
+    public var grants: [AccessGrant]
+
+    public init(policy: AccessPolicy, grants: [AccessGrant] = []) {
+        self.policy = policy
+        self.grants = grants
+    }
+
+    /// What a collection made before access rules existed has: everything open.
+    public static let legacy = CollectionAccess(policy: .open)
+
+    /// Whether `application` may read `item`, created by `creator` (nil: unknown, such as an
+    /// item made before creators were recorded), at `now`.
+    public func decide(_ application: Application, item: ItemID, creator: Application?, at now: UInt64,
+                       digest: () -> [UInt8]? = { nil }) -> AccessDecision {
+        if policy == .open { return .allowed(.openPolicy) }
+        if let creator, creator == application { return .allowed(.creator) }
+        if grants.contains(where: { $0.covers(application, item: item, at: now, digest: digest) }) { return .allowed(.granted) }
+        return policy == .ask ? .ask : .denied
+    }
+
+    /// Adds `grant`, replacing any grant it makes redundant for the same application and item
+    /// (or whole collection), and drops grants that have expired.
+    public mutating func add(_ grant: AccessGrant, now: UInt64) {
+        grants.removeAll { $0.isExpired(at: now) || ($0.application == grant.application && $0.item == grant.item) }
+        grants.append(grant)
+    }
+
+    /// Removes the grants of `application` (for `item` only, or all of them when nil); returns
+    /// how many went.
+    @discardableResult
+    public mutating func revoke(_ application: Application, item: ItemID? = nil) -> Int {
+        let before = grants.count
+        grants.removeAll { $0.application == application && (item == nil || $0.item == item) }
+        return before - grants.count
+    }
+}
