@@ -1,0 +1,60 @@
+/// One entry of the audit log: who did what to which collection or item, and how it ended.
+/// Never holds a secret; labels and application names are its only free text.
+public struct AuditEvent: Equatable, Sendable {
+    public enum Action: String, Sendable, CaseIterable {
+        /// A secret was read (or a read was refused).
+        case read
+        /// An item was created, or its secret, label or attributes changed.
+        case write
+        case delete
+        case unlock
+        case lock
+        /// A grant was given (from a prompt's "Always allow", or `coffer access grant`).
+        case grant
+        case revoke
+        /// A collection's policy changed.
+        case policy
+        /// The Flatpak portal handed an app its master secret.
+        case portal
+    }
+
+    public enum Outcome: String, Sendable, CaseIterable {
+        /// Done, or allowed.
+        case ok
+        /// Refused by a policy, a grant's absence, or the user.
+        case denied
+        /// Could not be done (a wrong password, a locked collection, an error).
+        case failed
+    }
+
+    /// Seconds since the Unix epoch.
+    public var time: UInt64
+    public var action: Action
+    public var outcome: Outcome
+    /// The application that asked (nil: not known, e.g. the service itself).
+    public var application: Application?
+    public var collection: CollectionID?
+    public var item: ItemID?
+    /// The item's label (or the collection's, for collection events).
+    public var label: String?
+    /// Why, or how: "creator", "granted", "asked: allowed once", "strict policy", "wrong password"...
+    public var detail: String?
+
+    public init(time: UInt64 = Clock.now(), action: Action, outcome: Outcome, application: Application? = nil,
+                collection: CollectionID? = nil, item: ItemID? = nil, label: String? = nil, detail: String? = nil) {
+        self.time = time
+        self.action = action
+        self.outcome = outcome
+        self.application = application
+        self.collection = collection
+        self.item = item
+        self.label = label
+        self.detail = detail
+    }
+}
+
+/// Where audit events go (the store's audit log file). Recording must be cheap and must not
+/// wait for the disk: a read is never made to wait for a durable write.
+public protocol AuditRecorder: Sendable {
+    func record(_ event: AuditEvent)
+}
