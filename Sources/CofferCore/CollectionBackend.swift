@@ -78,6 +78,11 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// derivation without holding the backend's lock.
     func unlock(password: SecureBytes) throws(CofferError)
     func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError)
+    /// Who may read the collection's secrets (needs it unlocked: the rules are encrypted).
+    func access() throws(CofferError) -> CollectionAccess
+    /// Changes the access rules with `change`, durably, under the collection's write lock (so
+    /// that two processes changing them at once both count); returns the new rules.
+    func updateAccess(_ change: (inout CollectionAccess) throws(CofferError) -> Void) throws(CofferError) -> CollectionAccess
 }
 
 extension CollectionBackend {
@@ -99,7 +104,8 @@ public protocol CollectionProvider: AnyObject, Sendable {
     /// The ids of the collections that exist now, sorted (re-read when the store changed).
     func collectionIDs() throws(CofferError) -> [CollectionID]
     func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend
-    func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend
+    func create(_ id: CollectionID, label: String, password: SecureBytes,
+                access: CollectionAccess) throws(CofferError) -> any CollectionBackend
     func delete(_ id: CollectionID) throws(CofferError)
     func aliases() throws(CofferError) -> [String: CollectionID]
     func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError)

@@ -58,17 +58,18 @@ public final class Keychain: Sendable {
         try collection(id).info()
     }
 
-    /// Creates a persistent collection protected by `password`; its id is derived from the
-    /// label unless given. Returns the new id.
+    /// Creates a persistent collection protected by `password`, under `policy`; its id is
+    /// derived from the label unless given. Returns the new id.
     @discardableResult
-    public func createCollection(label: String, id: CollectionID? = nil, password: SecureBytes) throws(CofferError) -> CollectionID {
+    public func createCollection(label: String, id: CollectionID? = nil, password: SecureBytes,
+                                 policy: AccessPolicy = .ask) throws(CofferError) -> CollectionID {
         try Limits.validate(label: label)
         guard let provider else { throw .invalidArgument("this keychain has no persistent store") }
         var taken = Set(try collectionIDs())
         taken.insert(.session)
         let newID = id ?? CollectionID.derived(fromLabel: label, avoiding: taken)
         guard !taken.contains(newID) else { throw .collectionExists(newID.rawValue) }
-        let backend = try provider.create(newID, label: label, password: password)
+        let backend = try provider.create(newID, label: label, password: password, access: CollectionAccess(policy: policy))
         opened.withLock { $0[newID] = backend }
         return newID
     }
@@ -94,6 +95,47 @@ public final class Keychain: Sendable {
 
     public func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
         try collection(id).changePassword(from: old, to: new)
+    }
+
+    // MARK: Access
+
+    /// Collection `id`'s policy and grants (it must be unlocked).
+    public func access(of id: CollectionID) throws(CofferError) -> CollectionAccess {
+        let backend = try collection(id)
+        guard !backend.isLocked else { throw .locked(id.rawValue) }
+        return try backend.access()
+    }
+
+    /// Changes collection `id`'s access rules with `change` (it must be unlocked), durably.
+    @discardableResult
+    public func updateAccess(of id: CollectionID,
+                             _ change: (inout CollectionAccess) throws(CofferError) -> Void) throws(CofferError) -> CollectionAccess {
+        let backend = try collection(id)
+        guard !backend.isLocked else { throw .locked(id.rawValue) }
+        return try backend.updateAccess(change)
+    }
+
+    /// Whether `application` may read each of `references` now, under its collection's policy
+    /// and grants: nil for an item that is missing or in a locked collection (reading it fails
+    /// anyway). `digest` computes the caller's executable digest if a grant needs it. Each
+    /// collection's rules are read once for all its items.
+    public func decide(reads references: [ItemReference], by application: Application,
+                       digest: () -> [UInt8]? = { nil }) -> [AccessDecision?] {
+        var rules: [CollectionID: (backend: any CollectionBackend, access: CollectionAccess)?] = [:]
+        let now = Clock.now()
+        return references.map { reference -> AccessDecision? in
+            if rules[reference.collection] == nil {
+                rules[reference.collection] = .some({ () -> (any CollectionBackend, CollectionAccess)? in
+                    guard let backend = try? collection(reference.collection), !backend.isLocked,
+                          let access = try? backend.access() else { return nil }
+                    return (backend, access)
+                }())
+            }
+            guard let (backend, access) = rules[reference.collection] ?? nil else { return nil }
+            if access.policy == .open { return .allowed(.openPolicy) }
+            guard let metadata = try? backend.metadata(of: reference.item) else { return nil }
+            return access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest)
+        }
     }
 
     // MARK: Aliases

@@ -135,6 +135,13 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         throw .invalidArgument("collection '\(id)' lives in memory only and has no password")
     }
 
+    /// Always open: the collection holds what clients keep for the running session only.
+    public func access() -> CollectionAccess { .legacy }
+
+    public func updateAccess(_ change: (inout CollectionAccess) throws(CofferError) -> Void) throws(CofferError) -> CollectionAccess {
+        throw .invalidArgument("collection '\(id)' lives in memory only: every application of the session may read it, and it has no access rules to change")
+    }
+
     // MARK: Changes
 
     private static func apply(_ changes: [ItemChange], to s: inout State, budget: MemoryBudget) throws(CofferError) -> [ChangedItem] {
@@ -160,7 +167,8 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                 }
                 let id = s.nextID
                 let metadata = ItemMetadata(label: new.label, attributes: new.attributes, contentType: new.secret.contentType,
-                                            created: new.times?.created ?? now, modified: new.times?.modified ?? now)
+                                            created: new.times?.created ?? now, modified: new.times?.modified ?? now,
+                                            creator: new.creator)
                 let sealed = try seal(new.secret, of: id, in: &s)
                 let entry = Entry(metadata: metadata, sealed: sealed, owner: new.owner, cost: cost(of: metadata, sealed: sealed))
                 try charge(entry, replacing: nil, in: &s, budget: budget)

@@ -25,7 +25,8 @@ struct CollectionLog {
     private(set) var nextSequence: UInt64 = 1
     private(set) var liveBytes = 0
     private(set) var deadBytes = 0
-    private var meta: Entry?
+    /// The current meta record (label, counters, and sealed access rules).
+    private(set) var meta: Entry?
     /// Where every removal and meta record of the file starts: records whose effect (an item
     /// gone, a label) is applied from their public part, so they are verified with the key
     /// at unlock and before compaction makes them permanent.

@@ -71,13 +71,11 @@ extension FileCollection {
         // What compaction keeps and what it lets go must be authentic: a forged removal would
         // otherwise become permanent, and a forged item record would be re-sealed as genuine.
         try s.log.verify(with: key, items: true)
+        let access = try access(in: &s, key: key)
         var image = header.encoded()
         image.reserveCapacity(image.count + s.log.liveBytes + 256)
         for entry in s.log.liveFrames { image += s.log.bytes[entry.offset..<entry.offset + entry.length] }
-        image += try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
-                                        publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                                 nextSequence: s.log.nextSequence, label: s.log.label),
-                                        plaintext: nil, key: key, uuid: header.uuid)
+        image += try metaRecord(label: s.log.label, access: access, in: s, header: header, key: key)
         let temporary = "\(path).compact-\(ProcessControl.currentID)"
         do throws(CofferError) {
             let file = try PosixFile(path: temporary, create: true)

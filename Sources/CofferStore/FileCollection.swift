@@ -40,6 +40,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var hasher: AttributeHasher
         var dataKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
+        /// The access rules of the meta record at `offset` of the file `identity`.
+        var accessCache: (identity: PosixFile.Identity, offset: Int, access: CollectionAccess)?
         /// What the directory watch had reported when this state was last brought up to date.
         var mark: DirectoryWatch.Mark
     }
@@ -71,14 +73,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
-                       kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
+                       access: CollectionAccess, kdf: Argon2Parameters,
+                       warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
         let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
                                             dataKey: dataKey.bytes, password: password, kdf: kdf)
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
                                           publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
-                                          plaintext: nil, key: dataKey, uuid: header.uuid)
+                                          plaintext: try Self.sealable(AccessCoding.encode(access)), key: dataKey, uuid: header.uuid)
         let temporary = "\(path).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
         do throws(CofferError) {
@@ -158,12 +161,20 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     public func setLabel(_ label: String) throws(CofferError) {
         try Limits.validate(label: label)
         try withWriteLock { s throws(CofferError) in
-            let key = try key(of: s)
-            let frame = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
-                                               publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                                        nextSequence: s.log.nextSequence, label: label),
-                                               plaintext: nil, key: key, uuid: s.log.header.uuid)
-            try append(frame, to: &s)
+            try append(try metaRecord(label: label, access: try access(in: &s), in: s), to: &s)
+        }
+    }
+
+    public func access() throws(CofferError) -> CollectionAccess {
+        try withFreshState { s throws(CofferError) in try access(in: &s) }
+    }
+
+    public func updateAccess(_ change: (inout CollectionAccess) throws(CofferError) -> Void) throws(CofferError) -> CollectionAccess {
+        try withWriteLock { s throws(CofferError) in
+            var access = try access(in: &s)
+            try change(&access)
+            try append(try metaRecord(label: s.log.label, access: access, in: s), to: &s)
+            return access
         }
     }
 
@@ -189,7 +200,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                         nextID += 1
                         isNew = true
                         metadata = ItemMetadata(label: new.label, attributes: new.attributes, contentType: new.secret.contentType,
-                                                created: new.times?.created ?? now, modified: new.times?.modified ?? now)
+                                                created: new.times?.created ?? now, modified: new.times?.modified ?? now,
+                                                creator: new.creator)
                         secret = new.secret.bytes
                     case .overwrite(let target):
                         item = target
@@ -330,7 +342,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     // MARK: Item helpers
 
-    private func key(of s: State) throws(CofferError) -> DataKey {
+    func key(of s: State) throws(CofferError) -> DataKey {
         guard let key = s.dataKey else { throw .locked(id.rawValue) }
         return key
     }
@@ -342,6 +354,51 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             return try frame.open(in: s.log.bytes, key: key, uuid: s.log.header.uuid)
         } catch .authenticationFailed {
             throw .storeCorrupt(file: s.log.file, reason: "item \(item) failed authentication")
+        }
+    }
+
+    // MARK: Meta helpers
+
+    /// The access rules the current meta record seals (decrypted once per meta record), opened
+    /// with `key` (nil: the key of the unlocked collection).
+    func access(in s: inout State, key: DataKey? = nil) throws(CofferError) -> CollectionAccess {
+        let key = if let key { key } else { try self.key(of: s) }
+        guard let meta = s.log.meta else { throw .storeCorrupt(file: path, reason: "the collection record is missing") }
+        if let cached = s.accessCache, cached.identity == s.identity, cached.offset == meta.offset { return cached.access }
+        guard case .frame(let frame) = RecordFrame.parse(s.log.bytes, at: meta.offset, end: s.log.validEnd, checksum: false) else {
+            throw .storeCorrupt(file: path, reason: "the collection record cannot be read back")
+        }
+        let plaintext: SecureBytes
+        do throws(CofferError) {
+            plaintext = try frame.open(in: s.log.bytes, key: key, uuid: s.log.header.uuid)
+        } catch .authenticationFailed {
+            throw .storeCorrupt(file: path, reason: "the collection record failed authentication")
+        }
+        guard let access = AccessCoding.decode(plaintext.unprotectedArray(0..<plaintext.count)) else {
+            throw .storeCorrupt(file: path, reason: "the collection's access rules are malformed (written by a newer Coffer?)")
+        }
+        s.accessCache = (s.identity, meta.offset, access)
+        return access
+    }
+
+    /// A meta record carrying `label`, `access` and the file's current counters.
+    func metaRecord(label: String, access: CollectionAccess, in s: State, header: StoreHeader? = nil,
+                    key: DataKey? = nil) throws(CofferError) -> [UInt8] {
+        let header = header ?? s.log.header
+        let key = if let key { key } else { try self.key(of: s) }
+        return try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
+                                      publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
+                                                                               nextSequence: s.log.nextSequence, label: label),
+                                      plaintext: try Self.sealable(AccessCoding.encode(access)), key: key,
+                                      uuid: header.uuid)
+    }
+
+    /// `bytes` in secure memory, as `RecordFrame.encode` seals it.
+    static func sealable(_ bytes: [UInt8]) throws(CofferError) -> SecureBytes {
+        try CofferError.catching {
+            let out = try SecureBytes(capacity: max(bytes.count, 1))
+            try out.append(bytes)
+            return out
         }
     }
 

@@ -126,9 +126,10 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn)
     }
 
-    public func create(_ id: CollectionID, label: String, password: SecureBytes) throws(CofferError) -> any CollectionBackend {
+    public func create(_ id: CollectionID, label: String, password: SecureBytes,
+                       access: CollectionAccess) throws(CofferError) -> any CollectionBackend {
         let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label,
-                                                   password: password, kdf: kdf, warn: warn)
+                                                   password: password, access: access, kdf: kdf, warn: warn)
         cache.withLock { $0.ids = nil }
         return collection
     }

@@ -2,8 +2,10 @@ import CofferCore
 import CofferCrypto
 
 /// The sealed part of an item record, built and parsed in secure memory:
-/// `u64 created, u64 modified, label, content type, u32 count + (name, value) pairs, secret`,
-/// each string or byte field a u32 length then the bytes.
+/// `u64 created, u64 modified, label, content type, u32 count + (name, value) pairs, secret`
+/// and, when the item's creator is known, `creator` (its `Application.encoded` form; items
+/// written before creators were recorded end after the secret), each string or byte field a
+/// u32 length then the bytes.
 enum ItemPayload {
     static func encode(_ metadata: ItemMetadata, secret: SecureBytes) throws(CofferError) -> SecureBytes {
         try CofferError.catching {
@@ -20,6 +22,7 @@ enum ItemPayload {
             }
             try out.appendUInt32LE(UInt32(secret.count))
             try out.append(secret)
+            if let creator = metadata.creator { try appendField(Array(creator.encoded.utf8), to: out) }
             return out
         }
     }
@@ -83,9 +86,14 @@ enum ItemPayload {
                 if let name, let value { attributes[name] = value }
             }
             let secretRange = try take(try u32())
+            var creator: Application?
+            if offset < p.count {
+                guard let recorded = Application(encoded: try string()) else { throw Malformed() }
+                creator = recorded
+            }
             guard offset == p.count else { throw Malformed() }
             return (ItemMetadata(label: label, attributes: attributes, contentType: contentType,
-                                 created: created, modified: modified), secretRange)
+                                 created: created, modified: modified, creator: creator), secretRange)
         } catch {
             throw .storeCorrupt(file: "item record", reason: "authenticated payload is malformed")
         }

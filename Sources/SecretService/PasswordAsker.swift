@@ -36,3 +36,38 @@ public enum PasswordAnswer: Sendable {
 public protocol PasswordAsker: Sendable {
     func ask(_ request: PasswordRequest) -> PasswordAnswer
 }
+
+/// What a consent dialog asks: whether an application may read a secret.
+public struct ConsentRequest: Sendable {
+    public var title: String
+    /// Who wants what, e.g. "/usr/bin/python3 wants to read 'GitHub token' from 'login'."
+    public var description: String
+    public var allowOnce: String
+    public var allowAlways: String
+    public var deny: String
+
+    public init(title: String, description: String, allowOnce: String = "Allow once", allowAlways: String = "Always allow",
+                deny: String = "Deny") {
+        self.title = title
+        self.description = description
+        self.allowOnce = allowOnce
+        self.allowAlways = allowAlways
+        self.deny = deny
+    }
+}
+
+/// How a consent dialog ended.
+public enum ConsentAnswer: Equatable, Sendable {
+    case allowOnce
+    case allowAlways
+    /// The user refused or closed the dialog.
+    case deny
+    /// No dialog could be shown; the text says why (for the log).
+    case unavailable(String)
+}
+
+/// Asks the user to allow or refuse an access. `confirm` blocks until the user answers, so
+/// callers run it off the D-Bus loop.
+public protocol ConsentAsker: Sendable {
+    func confirm(_ request: ConsentRequest) -> ConsentAnswer
+}

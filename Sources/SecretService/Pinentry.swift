@@ -13,7 +13,7 @@ import SystemKit
 /// The child gets `environment` as its whole environment (pinentry finds the display through
 /// DISPLAY, WAYLAND_DISPLAY and DBUS_SESSION_BUS_ADDRESS there); `GPG_TTY` (or `TTY`), `TERM`,
 /// `DISPLAY` and the locale from it are also sent as Assuan options.
-public final class Pinentry: PasswordAsker {
+public final class Pinentry: PasswordAsker, ConsentAsker {
     /// Why `ask` cannot work when no program was found although the session could show one.
     public static var notFoundMessage: String { PinentryChoice.notFoundMessage }
 
@@ -43,38 +43,72 @@ public final class Pinentry: PasswordAsker {
     // MARK: Asking
 
     public func ask(_ request: PasswordRequest) -> PasswordAnswer {
-        guard let path = resolvedPath else { return .unavailable(missingMessage) }
+        switch run({ c throws(PinentryFailure) in try converse(c, request) }) {
+        case .success(let pin): .password(pin)
+        case .failure(.cancelled): .cancelled
+        case .failure(.unavailable(let why)): .unavailable(why)
+        }
+    }
+
+    public func confirm(_ request: ConsentRequest) -> ConsentAnswer {
+        let outcome = run { c throws(PinentryFailure) -> PinentryConversation.Confirmation in
+            try start(c)
+            try c.command("SETTITLE", request.title)
+            try c.command("SETDESC", request.description)
+            try c.command("SETOK", request.allowOnce)
+            try c.command("SETNOTOK", request.allowAlways, required: false)   // old pinentries: two buttons
+            try c.command("SETCANCEL", request.deny)
+            return try c.confirm()
+        }
+        switch outcome {
+        case .success(.confirmed): return .allowOnce
+        case .success(.notConfirmed): return .allowAlways
+        case .failure(.cancelled): return .deny
+        case .failure(.unavailable(let why)): return .unavailable(why)
+        }
+    }
+
+    /// How a conversation ended without its result.
+    private enum Ending: Error {
+        case cancelled
+        case unavailable(String)
+    }
+
+    /// Starts a pinentry, runs `dialogue` with it, and ends it: politely after an answer or a
+    /// cancel, by killing it after a timeout or a protocol error.
+    private func run<Result>(_ dialogue: (PinentryConversation) throws(PinentryFailure) -> Result) -> Swift.Result<Result, Ending> {
+        guard let path = resolvedPath else { return .failure(.unavailable(missingMessage)) }
         let conversation: PinentryConversation
         do {
             conversation = try PinentryConversation(path: path, environment: environment,
                                                     deadline: ContinuousClock.now.advanced(by: timeout))
         } catch {
-            return .unavailable(error.message(program: path))
+            return .failure(.unavailable(error.message(program: path)))
         }
         do {
-            let pin = try converse(conversation, request)
+            let result = try dialogue(conversation)
             conversation.finish()
-            return .password(pin)
+            return .success(result)
         } catch .cancelled {
             conversation.finish()
-            return .cancelled
+            return .failure(.cancelled)
         } catch .failed(let text) {
             conversation.finish()
-            return .unavailable(text)
+            return .failure(.unavailable(text))
         } catch .childGone {
             // It closed its end: most likely it exited; let it finish to learn why.
             let status = conversation.kill(grace: .milliseconds(500))
-            return .unavailable(PinentryFailure.childGone.message(
-                program: path, exitStatus: conversation.killedByUs ? nil : status))
+            return .failure(.unavailable(PinentryFailure.childGone.message(
+                program: path, exitStatus: conversation.killedByUs ? nil : status)))
         } catch let failure {
             // Timed out, or it broke the protocol: no polite BYE.
             conversation.kill()
-            return .unavailable(failure.message(program: path))
+            return .failure(.unavailable(failure.message(program: path)))
         }
     }
 
-    /// The whole dialogue after the child started: greeting, options, texts, GETPIN.
-    private func converse(_ c: PinentryConversation, _ request: PasswordRequest) throws(PinentryFailure) -> SecureBytes {
+    /// The greeting, the options and the timeout: what every dialogue starts with.
+    private func start(_ c: PinentryConversation) throws(PinentryFailure) {
         guard case .ok = try c.readReply(pin: nil) else {
             throw .protocolError("pinentry did not greet with OK")
         }
@@ -83,6 +117,11 @@ public final class Pinentry: PasswordAsker {
         }
         let seconds = max(1, timeout.components.seconds + (timeout.components.attoseconds > 0 ? 1 : 0))
         try c.command("SETTIMEOUT \(seconds)", required: false)
+    }
+
+    /// The whole dialogue after the child started: greeting, options, texts, GETPIN.
+    private func converse(_ c: PinentryConversation, _ request: PasswordRequest) throws(PinentryFailure) -> SecureBytes {
+        try start(c)
         try c.command("SETTITLE", request.title)
         try c.command("SETDESC", request.description)
         try c.command("SETPROMPT", request.prompt)

@@ -111,6 +111,24 @@ final class PinentryConversation {
         return (pin, sawRepeated)
     }
 
+    /// What the user chose in a CONFIRM dialog.
+    enum Confirmation {
+        /// The OK button.
+        case confirmed
+        /// The third button (SETNOTOK).
+        case notConfirmed
+    }
+
+    /// Sends CONFIRM: OK is `.confirmed`, the SETNOTOK button `.notConfirmed`, Cancel throws
+    /// `.cancelled`.
+    func confirm() throws(PinentryFailure) -> Confirmation {
+        try send("CONFIRM")
+        guard case .err(let code, let text) = try readReply(pin: nil) else { return .confirmed }
+        if code & 0xFFFF == 114 { return .notConfirmed }   // GPG_ERR_NOT_CONFIRMED
+        try Self.check(code: code, text: text, program: name, required: true)
+        return .confirmed   // not reached: `check` throws for every required ERR
+    }
+
     /// Maps an ERR to the failure it means.
     private static func check(code: UInt32, text: String, program: String, required: Bool) throws(PinentryFailure) {
         switch code & 0xFFFF {

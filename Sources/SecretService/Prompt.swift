@@ -43,8 +43,8 @@ final class Prompt: @unchecked Sendable {
     /// nothing.
     private let cancelled = Mutex(false)
 
-    /// Where the dialogs run: one after the other, for all clients.
-    private static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
+    /// Where the dialogs run (these and the consent dialogs): one after the other, for all clients.
+    static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
     /// How many prompts are running or waiting on `dialogs`.
     private static let queued = Mutex(0)
 

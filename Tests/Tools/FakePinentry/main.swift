@@ -14,6 +14,9 @@
 //                                            (a user who types after the prompt was dismissed)
 //                                   anything else is the PIN, sent as percent-escaped D lines
 //                                   (an empty line is an empty PIN: OK without D).
+//                         CONFIRM (a consent dialog) takes a line too: ONCE (or OK) -> OK,
+//                         ALWAYS (or NOTOK) -> ERR 83886194 Not confirmed (the SETNOTOK button),
+//                         HANG, EXIT as above, anything else -> cancelled.
 //   FAKE_PINENTRY_LOG     file to append to: "PID <pid>" at start, then every command line
 //                         received, exactly as received (still percent-escaped), one per line.
 //   FAKE_PINENTRY_NO_REPEAT  if set, behave like an old pinentry that ignores SETREPEAT (no
@@ -126,6 +129,15 @@ while let line = readLine(strippingNewline: true) {
             if repeated { reply("S PIN_REPEATED") }
             sendData(pin)
             reply("OK")
+        }
+    case "CONFIRM":
+        // The three buttons of a consent dialog: OK, the SETNOTOK button, Cancel.
+        switch nextAnswer() {
+        case "OK", "ONCE": reply("OK")
+        case "NOTOK", "ALWAYS": reply("ERR 83886194 Not confirmed <Pinentry>")
+        case "HANG": while true { sleep(1000) }
+        case "EXIT": exit(3)
+        default: reply("ERR 83886179 Operation cancelled <Pinentry>")
         }
     default:
         reply("OK")

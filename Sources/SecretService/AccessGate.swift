@@ -1,0 +1,234 @@
+import CofferCore
+import DBusKit
+import Synchronization
+
+/// What a client may read of the items it asked for.
+struct ReadAuthorization {
+    /// The application the client was identified as (nil: it could not be).
+    var application: Application?
+    /// Items it may read (also those missing or locked: reading them fails as it always did).
+    var allowed: Set<ItemReference> = []
+    /// Items it may not read, each with why, in words for the client's error message.
+    var refused: [ItemReference: String] = [:]
+}
+
+/// Decides whether the application behind a client may read the secrets it asks for: allowed
+/// by the collection's policy, because it created the item, or by a grant; else (policy `ask`)
+/// the user is asked — Allow once, Always allow (remembered as a grant), or Deny — or (policy
+/// `strict`) refused. Every decision is written to the audit log.
+///
+/// Runs on the loop thread; dialogs run one at a time on the prompts' dialog queue. A client
+/// has at most `maxPendingConsents` dialogs waiting, and what the user denied stays denied for
+/// the rest of that client's connection, so no client can flood the user with dialogs.
+final class AccessGate: @unchecked Sendable {
+    private unowned let server: SecretServer
+    private let identifier: any ClientIdentifying
+    private let consent: (any ConsentAsker)?
+    private let audit: (any AuditRecorder)?
+    /// Per client: items the user denied it.
+    private var denied: [String: Set<ItemReference>] = [:]
+    /// Per client: consent dialogs asked for and not yet answered.
+    private var pending: [String: Int] = [:]
+
+    static let maxPendingConsents = 8
+
+    init(server: SecretServer, identifier: any ClientIdentifying, consent: (any ConsentAsker)?, audit: (any AuditRecorder)?) {
+        self.server = server
+        self.identifier = identifier
+        self.consent = consent
+        self.audit = audit
+    }
+
+    /// The application behind `client`, or nil with a log line when it cannot be told.
+    func application(of client: String, then: @escaping (ClientApplication?) -> Void) {
+        identifier.identify(client) { [server] result in
+            switch result {
+            case .success(let identified): then(identified)
+            case .failure(let error):
+                server.log("cannot tell which application \(client) is: \(error)")
+                then(nil)
+            }
+        }
+    }
+
+    /// Drops what is known of a client that left the bus.
+    func forget(_ client: String) {
+        identifier.forget(client)
+        denied[client] = nil
+        pending[client] = nil
+    }
+
+    func record(_ event: AuditEvent) {
+        audit?.record(event)
+    }
+
+    // MARK: Reads
+
+    /// Decides each of `references` for `client`; calls `then` on the loop thread (at once when
+    /// nobody needs to be asked).
+    func authorizeReads(of references: [ItemReference], by client: String, then: @escaping @Sendable (ReadAuthorization) -> Void) {
+        application(of: client) { [self] identified in
+            guard let identified else {
+                var result = ReadAuthorization()
+                for reference in references {
+                    result.refused[reference] = "the service cannot tell which application is asking (see its log)"
+                }
+                record(references, result)
+                then(result)
+                return
+            }
+            let decisions = server.keychain.decide(reads: references, by: identified.application, digest: identified.executableDigest)
+            let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decision in
+                decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
+            }))
+            guard !toAsk.isEmpty else {
+                then(finish(references, for: client, as: identified, allowedOnce: []))
+                return
+            }
+            guard let consent else {
+                server.log("\(identified.application) was refused \(toAsk.count) secret(s): no dialog can ask the user (no pinentry); allow it with `coffer access grant` or set the collection's policy to open")
+                then(finish(references, for: client, as: identified, allowedOnce: []))
+                return
+            }
+            guard pending[client, default: 0] < Self.maxPendingConsents else {
+                then(finish(references, for: client, as: identified, allowedOnce: [],
+                            busy: "\(Self.maxPendingConsents) of its requests are already waiting for the user"))
+                return
+            }
+            pending[client, default: 0] += 1
+            ask(consent, about: toAsk, for: client, as: identified) { [self] allowedOnce, refusedNow in
+                pending[client, default: 1] -= 1
+                if pending[client] == 0 { pending[client] = nil }
+                denied[client, default: []].formUnion(refusedNow)
+                then(finish(references, for: client, as: identified, allowedOnce: allowedOnce))
+            }
+        }
+    }
+
+    /// The decisions made again now, on the loop thread right before the secrets are read
+    /// (a dialog takes time: a grant or a lock may have come meanwhile), with the user's
+    /// "Allow once" answers applied.
+    private func finish(_ references: [ItemReference], for client: String, as identified: ClientApplication,
+                        allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
+        let application = identified.application
+        let decisions = server.keychain.decide(reads: references, by: application, digest: identified.executableDigest)
+        var result = ReadAuthorization(application: application)
+        var details: [ItemReference: String] = [:]
+        for (reference, decision) in zip(references, decisions) {
+            switch decision {
+            case nil:
+                result.allowed.insert(reference)
+            case .allowed(let reason)?:
+                result.allowed.insert(reference)
+                details[reference] = switch reason {
+                case .openPolicy: "open policy"
+                case .creator: "creator"
+                case .granted: "granted"
+                }
+            case .ask?:
+                if allowedOnce.contains(reference) {
+                    result.allowed.insert(reference)
+                    details[reference] = "allowed once by the user"
+                } else if denied[client]?.contains(reference) ?? false {
+                    result.refused[reference] = "the user denied it access to this item"
+                } else if let busy {
+                    result.refused[reference] = busy
+                } else {
+                    result.refused[reference] = "the user was not asked: no dialog could be shown (see the service's log)"
+                }
+            case .denied?:
+                result.refused[reference] = "the collection's policy is strict and it has no grant for this item"
+            }
+        }
+        record(references, result, details: details)
+        return result
+    }
+
+    /// One audit event per item decided.
+    private func record(_ references: [ItemReference], _ result: ReadAuthorization, details: [ItemReference: String] = [:]) {
+        guard let audit else { return }
+        for reference in Set(references) {
+            if let why = result.refused[reference] {
+                audit.record(AuditEvent(action: .read, outcome: .denied, application: result.application,
+                                        collection: reference.collection, item: reference.item, label: label(of: reference),
+                                        detail: why))
+            } else if let detail = details[reference] {
+                audit.record(AuditEvent(action: .read, outcome: .ok, application: result.application,
+                                        collection: reference.collection, item: reference.item, label: label(of: reference),
+                                        detail: detail))
+            }
+        }
+    }
+
+    private func label(of reference: ItemReference) -> String? {
+        try? server.keychain.metadata(of: reference).label
+    }
+
+    // MARK: Dialogs
+
+    /// Asks the user about `references` (one dialog per collection), on the dialog queue;
+    /// answers on the loop thread with the items allowed once and those denied. "Always allow"
+    /// is stored as a grant per item before answering.
+    private func ask(_ consent: any ConsentAsker, about references: [ItemReference], for client: String,
+                     as identified: ClientApplication,
+                     then: @escaping @Sendable (_ allowedOnce: Set<ItemReference>, _ denied: Set<ItemReference>) -> Void) {
+        let keychain = server.keychain
+        let connection = server.connection
+        let log = server.log
+        let audit = self.audit
+        let byCollection = Dictionary(grouping: references, by: \.collection)
+        Prompt.dialogs.async {
+            var allowedOnce: Set<ItemReference> = []
+            var refused: Set<ItemReference> = []
+            for (collection, items) in byCollection.sorted(by: { $0.key < $1.key }) {
+                // An earlier dialog may have answered for these already ("Always allow").
+                let decisions = keychain.decide(reads: items, by: identified.application, digest: identified.executableDigest)
+                let still = zip(items, decisions).filter { $0.1 == .ask }.map(\.0).sorted { $0.item < $1.item }
+                guard !still.isEmpty else { continue }
+                let answer = consent.confirm(Self.request(for: still, in: collection, by: identified.application, keychain: keychain))
+                switch answer {
+                case .allowOnce:
+                    allowedOnce.formUnion(still)
+                case .allowAlways:
+                    do {
+                        let now = Clock.now()
+                        try keychain.updateAccess(of: collection) { access in
+                            for reference in still {
+                                access.add(AccessGrant(application: identified.application, item: reference.item, granted: now), now: now)
+                            }
+                        }
+                        for reference in still {
+                            audit?.record(AuditEvent(action: .grant, outcome: .ok, application: identified.application,
+                                                     collection: collection, item: reference.item,
+                                                     label: try? keychain.metadata(of: reference).label,
+                                                     detail: "always allowed by the user"))
+                        }
+                    } catch {
+                        log("cannot remember the grant for \(identified.application) in \(collection): \(error); allowed this time only")
+                        allowedOnce.formUnion(still)
+                    }
+                case .deny:
+                    refused.formUnion(still)
+                case .unavailable(let why):
+                    log("\(identified.application) was refused \(still.count) secret(s) of \(collection): the user could not be asked (\(why))")
+                }
+            }
+            let answers = (allowedOnce, refused)
+            connection.post { then(answers.0, answers.1) }
+        }
+    }
+
+    /// The dialog's text: who wants what.
+    static func request(for references: [ItemReference], in collection: CollectionID, by application: Application,
+                        keychain: Keychain) -> ConsentRequest {
+        let labels = references.prefix(5).map { "'\((try? keychain.metadata(of: $0).label) ?? "item \($0.item)")'" }
+        let keyring = (try? keychain.info(collection).label) ?? collection.rawValue
+        let what = references.count == 1
+            ? "the secret \(labels[0])"
+            : "\(references.count) secrets (\(labels.joined(separator: ", "))\(references.count > 5 ? ", …" : ""))"
+        return ConsentRequest(
+            title: "Allow access to a secret?",
+            description: "\(application) wants to read \(what) in the keyring '\(keyring)'. It did not create \(references.count == 1 ? "it" : "them").\n\n"
+                + "Always allow remembers your answer for this application (`coffer access list` shows it).")
+    }
+}

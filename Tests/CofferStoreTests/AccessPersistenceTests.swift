@@ -1,0 +1,112 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// Access rules and item creators, kept encrypted in the collection file.
+@Suite struct AccessPersistenceTests {
+    let python = Application(kind: .executable, name: "/usr/bin/python3")!
+    let tool = Application(kind: .executable, name: "/usr/bin/secret-tool")!
+    let app = Application(kind: .flatpak, name: "org.example.App")!
+
+    @Test func newCollectionsAskAndCreatorsAndGrantsSurviveReopeningCompactionAndAPasswordChange() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        #expect(try keychain.access(of: work) == CollectionAccess(policy: .ask))
+        let made = try keychain.add(NewItem(label: "Token", attributes: ["n": "1"], secret: secret("t"), creator: python), to: work)
+        let other = try keychain.add(NewItem(label: "Other", attributes: ["n": "2"], secret: secret("o")), to: work)
+        try keychain.updateAccess(of: work) { access in
+            access.add(AccessGrant(application: tool, item: made.item, granted: 10, expires: 4_000_000_000), now: 10)
+            access.add(AccessGrant(application: app, item: nil, granted: 11, executableDigest: Array(repeating: 7, count: 32)), now: 11)
+        }
+        // Replacing an item keeps who created it.
+        try keychain.add(NewItem(label: "Token 2", attributes: ["n": "1"], secret: secret("t2"), creator: tool), to: work,
+                         onDuplicate: .replace)
+
+        func check(_ keychain: Keychain) throws {
+            #expect(try keychain.metadata(of: made).creator == python)
+            #expect(try keychain.metadata(of: made).label == "Token 2")
+            #expect(try keychain.metadata(of: other).creator == nil)
+            let access = try keychain.access(of: work)
+            #expect(access.policy == .ask)
+            #expect(access.grants.count == 2)
+            #expect(access.grants.first { $0.application == tool } == AccessGrant(application: tool, item: made.item, granted: 10,
+                                                                                   expires: 4_000_000_000))
+            #expect(access.grants.first { $0.application == app }?.executableDigest == Array(repeating: 7, count: 32))
+            #expect(keychain.decide(reads: [made, other], by: python) == [.allowed(.creator), .ask])
+            #expect(keychain.decide(reads: [made, other], by: tool) == [.allowed(.granted), .ask])
+        }
+        try check(keychain)
+        let reopened = try fixture.keychain()
+        #expect(throws: CofferError.locked("work")) { try reopened.access(of: work) }
+        #expect(reopened.decide(reads: [made], by: python) == [nil])
+        try reopened.unlock(work, password: password("pw"))
+        try check(reopened)
+
+        // A rewrite of the file (a password change compacts it) keeps the rules.
+        try reopened.changePassword(work, from: password("pw"), to: password("new"))
+        let afterChange = try fixture.keychain()
+        try afterChange.unlock(work, password: password("new"))
+        try check(afterChange)
+        // So does a relabel, which writes a new collection record.
+        try afterChange.collection(work).setLabel("Work 2")
+        try check(try { let k = try fixture.keychain(); try k.unlock(work, password: password("new")); return k }())
+    }
+
+    @Test func policiesDecideAsDocumented() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"), policy: .strict)
+        let item = try keychain.add(NewItem(label: "T", attributes: [:], secret: secret("t"), creator: python), to: work)
+        #expect(keychain.decide(reads: [item], by: python) == [.allowed(.creator)])
+        #expect(keychain.decide(reads: [item], by: tool) == [.denied])
+        try keychain.updateAccess(of: work) { $0.policy = .open }
+        #expect(keychain.decide(reads: [item], by: tool) == [.allowed(.openPolicy)])
+        try keychain.updateAccess(of: work) { $0.policy = .ask }
+        #expect(keychain.decide(reads: [item], by: tool) == [.ask])
+        // An expired grant counts for nothing; one bound to a binary needs that binary.
+        try keychain.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: nil, granted: 1, expires: 2), now: 1) }
+        #expect(keychain.decide(reads: [item], by: tool) == [.ask])
+        let digest = Array(repeating: UInt8(1), count: 32)
+        try keychain.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: nil, granted: 1, executableDigest: digest), now: 1) }
+        #expect(keychain.decide(reads: [item], by: tool, digest: { Array(repeating: 2, count: 32) }) == [.ask])
+        #expect(keychain.decide(reads: [item], by: tool, digest: { digest }) == [.allowed(.granted)])
+        try keychain.updateAccess(of: work) { #expect($0.revoke(tool) == 1) }
+        #expect(keychain.decide(reads: [item], by: tool, digest: { digest }) == [.ask])
+    }
+
+    /// Two processes' keychains over one directory: a grant given through one is seen by the other.
+    @Test func aGrantWrittenElsewhereIsSeen() throws {
+        let fixture = try StoreFixture()
+        let daemon = try fixture.keychain()
+        try daemon.createCollection(label: "Work", id: work, password: password("pw"))
+        let item = try daemon.add(NewItem(label: "T", attributes: [:], secret: secret("t"), creator: python), to: work)
+        #expect(daemon.decide(reads: [item], by: tool) == [.ask])
+        let cli = try fixture.keychain()
+        try cli.unlock(work, password: password("pw"))
+        try cli.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: item.item, granted: 1), now: 1) }
+        #expect(daemon.decide(reads: [item], by: tool) == [.allowed(.granted)])
+    }
+
+    /// A collection written before access rules existed (a file from the fuzz corpus, made by
+    /// the store at that time) is open, its items have no creator, and it takes rules.
+    @Test func aCollectionFromBeforeAccessRulesIsOpen() throws {
+        let fixture = try StoreFixture()
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/StoreFileFuzz/store-two-items")
+        try FileManager.default.createDirectory(atPath: fixture.directory, withIntermediateDirectories: true)
+        try fixture.write(Array(try Data(contentsOf: seed)), to: "login")
+        let keychain = try fixture.keychain()
+        try keychain.unlock(.login, password: password("fuzz"))
+        #expect(try keychain.access(of: .login) == .legacy)
+        let items = try keychain.search(Query(collection: .login)).map(\.reference)
+        #expect(items.count == 2)
+        #expect(try items.allSatisfy { try keychain.metadata(of: $0).creator == nil })
+        #expect(keychain.decide(reads: items, by: tool) == [.allowed(.openPolicy), .allowed(.openPolicy)])
+        try keychain.updateAccess(of: .login) { $0.policy = .ask }
+        #expect(keychain.decide(reads: items, by: tool) == [.ask, .ask])
+        #expect(try keychain.search(Query(collection: .login, returnSecret: true)).compactMap { text($0.secret) }.sorted() == ["one", "two"])
+    }
+}
