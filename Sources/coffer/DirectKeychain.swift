@@ -34,6 +34,8 @@ final class DirectKeychain: KeychainBackend {
     }
 
     func add(_ item: NewItem, to id: CollectionID, replace: Bool) throws -> (reference: ItemReference, replaced: Bool) {
+        var item = item
+        item.creator = Application.thisProgram
         let existing = replace ? try keychain.collection(id).itemIDs(withExactly: item.attributes) : []
         let reference = try keychain.add(item, to: id, onDuplicate: replace ? .replace : .fail)
         return (reference, existing.contains(reference.item))

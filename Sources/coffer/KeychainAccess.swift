@@ -18,9 +18,11 @@ struct KeychainAccess {
     /// How many times a password is asked on a terminal before giving up.
     static let terminalAttempts = 3
 
-    init(_ global: GlobalOptions) throws {
+    /// With `direct`, the store files are opened in this process even when a daemon runs (for
+    /// commands that must prove the password themselves, such as changing access rules).
+    init(_ global: GlobalOptions, direct: Bool = false) throws {
         explicitDirectory = global.dataDir
-        if global.dataDir == nil, let daemon = DaemonKeychain.connectIfRunning() {
+        if !direct, global.dataDir == nil, let daemon = DaemonKeychain.connectIfRunning() {
             keychain = daemon
         } else {
             keychain = try DirectKeychain(directory: global.dataDir ?? FileStore.defaultDirectory())
@@ -29,6 +31,9 @@ struct KeychainAccess {
 
     /// Whether the commands go through a running daemon.
     var viaDaemon: Bool { keychain.keepsUnlocked }
+
+    /// The store opened in this process (nil through the daemon).
+    var storeKeychain: Keychain? { (keychain as? DirectKeychain)?.keychain }
 
     /// `coffer [--data-dir DIR] <arguments>`, for hints in messages.
     func command(_ arguments: String) -> String {
