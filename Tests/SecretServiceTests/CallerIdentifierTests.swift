@@ -80,7 +80,8 @@ import Testing
     }
 
     /// A process whose root holds Flatpak's `/.flatpak-info` is that Flatpak app, whatever it
-    /// runs; the same sandbox without the file is a program seen at another path.
+    /// runs; in the same sandbox without the file, it is the program it runs, by a path that is
+    /// not this machine's.
     @Test func aFlatpakSandboxIsItsApp() throws {
         let server = try IdentifyingServer()
         defer { server.stop() }
@@ -93,25 +94,26 @@ import Testing
         let unmarked = try FakeFlatpakSandbox(flatpakInfo: nil)
         defer { unmarked.remove() }
         let control = try unmarked.run(Self.dbusSend, server.dbusSendArguments, bind: server.bus.directory)
+        // The kernel gives the path in the sandbox's namespace (below where its root was
+        // mounted), which names nothing here: the same file, but not one this path names.
         let application = IdentifyingServer.answer(inDBusSendOutput: control.stdout)?.application ?? ""
         #expect(application.hasPrefix("exe:") && application.hasSuffix("/usr/bin/dbus-send" + Caller.replacedMark), "\(control)")
     }
 }
 
-/// A mount namespace whose root is an overlay of this machine's root with a `/.flatpak-info`
-/// added (as Flatpak's sandboxes have one), for one program at a time. Built with `unshare -m`
-/// as root, `unshare -rm` (a user namespace) otherwise.
+/// A sandbox built as Flatpak's bubblewrap builds one: a mount namespace whose root is an
+/// empty tmpfs with this machine's /usr and /etc bound into it (and its top-level links, such
+/// as /bin -> usr/bin), plus a `/.flatpak-info`; for one program at a time. Built with
+/// `unshare -m` as root, in a user namespace of its own otherwise.
 struct FakeFlatpakSandbox {
     let directory: String
 
     /// A sandbox whose `/.flatpak-info` holds `flatpakInfo` (nil: none).
     init(flatpakInfo: String?) throws {
         directory = NSTemporaryDirectory() + "coffer-sandbox-" + UUID().uuidString
-        for layer in ["upper", "work", "merged"] {
-            try FileManager.default.createDirectory(atPath: directory + "/" + layer, withIntermediateDirectories: true)
-        }
+        try FileManager.default.createDirectory(atPath: directory + "/root", withIntermediateDirectories: true)
         if let flatpakInfo {
-            try Data(flatpakInfo.utf8).write(to: URL(fileURLWithPath: directory + "/upper/.flatpak-info"))
+            try Data(flatpakInfo.utf8).write(to: URL(fileURLWithPath: directory + "/flatpak-info"))
         }
     }
 
@@ -119,10 +121,22 @@ struct FakeFlatpakSandbox {
         set -e
         sandbox=$1 bound=$2
         shift 2
+        root=$sandbox/root
         mount --make-rprivate /
-        mount -t overlay overlay -o "lowerdir=/,upperdir=$sandbox/upper,workdir=$sandbox/work" "$sandbox/merged"
-        mount --bind "$bound" "$sandbox/merged$bound"
-        exec chroot "$sandbox/merged" "$@"
+        mount -t tmpfs -o mode=0755 sandbox "$root"
+        for entry in /*; do
+            name=${entry#/}
+            if [ -L "$entry" ]; then
+                ln -s "$(readlink "$entry")" "$root/$name"
+            elif [ "$name" = usr ] || [ "$name" = etc ]; then
+                mkdir "$root/$name"
+                mount --rbind "$entry" "$root/$name"
+            fi
+        done
+        mkdir -p "$root$bound"
+        mount --bind "$bound" "$root$bound"
+        if [ -f "$sandbox/flatpak-info" ]; then cp "$sandbox/flatpak-info" "$root/.flatpak-info"; fi
+        exec chroot "$root" "$@"
         """
 
     /// Runs `program` with `arguments` inside, with directory `bind` (e.g. a bus's socket
@@ -130,12 +144,14 @@ struct FakeFlatpakSandbox {
     /// sandbox cannot be built.
     func run(_ program: String, _ arguments: [String], bind: String,
              sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildResult {
-        let namespaces = getuid() == 0 ? "-m" : "-rm"
-        let child = try ChildProcess("/usr/bin/unshare", arguments: [namespaces, "/bin/sh", "-c", Self.script, "sh",
-                                                                     directory, bind, program] + arguments)
+        // Without root, a user namespace in which this user keeps its id (the bus checks it)
+        // and the capabilities to mount and chroot.
+        let namespaces = getuid() == 0 ? ["-m"] : ["-m", "-U", "--map-current-user", "--keep-caps"]
+        let child = try ChildProcess("/usr/bin/unshare", arguments: namespaces + ["/bin/sh", "-c", Self.script, "sh",
+                                                                                  directory, bind, program] + arguments)
         let result = child.wait(timeout: 20)
         if !result.succeeded {
-            Issue.record("the fake Flatpak sandbox (unshare \(namespaces), overlayfs, chroot) failed: \(result)",
+            Issue.record("the fake Flatpak sandbox (unshare \(namespaces.joined(separator: " ")), tmpfs root, bind mounts, chroot) failed: \(result)",
                          sourceLocation: sourceLocation)
         }
         return result
