@@ -109,7 +109,7 @@ let package = Package(
                                                        "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
                                                              "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
-                                                             "CofferTestSupport"]),
+                                                             "CofferTestSupport", "SystemKit"]),
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferCore", "CofferStore", "CofferTestSupport",
                                                       "SecretServiceProtocol", "SecretServiceClient", "SystemKit"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),

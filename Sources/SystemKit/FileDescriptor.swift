@@ -47,6 +47,18 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         }
     }
 
+    /// Everything up to end of file, or nil as soon as more than `limit` bytes arrive (for
+    /// files whose size cannot be trusted or known in advance, such as those in /proc).
+    public func readAll(atMost limit: Int) throws(Errno) -> [UInt8]? {
+        var all: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: min(65536, limit - all.count + 1))
+            if chunk.isEmpty { return all }
+            all += chunk
+            if all.count > limit { return nil }
+        }
+    }
+
     // MARK: Writing
 
     /// One `write(2)` of `bytes`: how many were written (perhaps fewer). A non-blocking

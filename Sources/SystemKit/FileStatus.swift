@@ -19,6 +19,16 @@ public struct FileStatus: Equatable, Sendable {
     public let permissions: UInt32
     /// The user id of the owner.
     public let owner: UInt32
+    /// When the contents last changed (settable with `utimensat`), and when the inode last
+    /// changed (contents, owner, permissions, links; not settable by its owner).
+    public let modificationTime: Time
+    public let changeTime: Time
+
+    /// A file time: seconds and nanoseconds since 1970.
+    public struct Time: Hashable, Sendable {
+        public let seconds: Int64
+        public let nanoseconds: Int64
+    }
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
@@ -26,6 +36,8 @@ public struct FileStatus: Equatable, Sendable {
         size = Int(info.st_size)
         permissions = UInt32(info.st_mode & 0o7777)
         owner = UInt32(info.st_uid)
+        modificationTime = Time(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
+        changeTime = Time(seconds: Int64(info.st_ctim.tv_sec), nanoseconds: Int64(info.st_ctim.tv_nsec))
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory

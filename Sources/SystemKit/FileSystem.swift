@@ -45,9 +45,15 @@ public enum FileSystem {
     /// What the symbolic link `path` points to (`readlink(2)`), or nil when it is none or
     /// cannot be read (e.g. `/proc/<pid>/exe` of another user's process).
     public static func symbolicLinkTarget(_ path: String) -> String? {
+        try? readSymbolicLink(path)
+    }
+
+    /// What the symbolic link `path` points to (`readlink(2)`); throws `Errno` when `path` is
+    /// no symbolic link (EINVAL), is missing (ENOENT) or may not be read (EACCES).
+    public static func readSymbolicLink(_ path: String) throws(Errno) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink(path, &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
+        let length = try retryingInterrupted("readlink \(path)") { readlink(path, &buffer, buffer.count - 1) }
+        guard length > 0 else { throw Errno(ENOENT, operation: "readlink \(path)") }
         return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+import SystemKit
 import Testing
 import CofferCrypto
 
@@ -35,5 +37,21 @@ struct HashTests {
         #expect(Digest.crc32(ArraySlice<UInt8>()) == 0)
         let framed = Array("xx123456789".utf8)
         #expect(Digest.crc32(framed[2...]) == 0xCBF43926)
+    }
+}
+
+/// SHA-256 of a file, read in chunks: the same digest as of its bytes at once.
+@Suite struct FileDigestTests {
+    @Test func aFileHashesAsItsBytes() throws {
+        let path = NSTemporaryDirectory() + "/file-digest-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // More than two chunks and not a whole number of them.
+        let bytes = (0..<(200_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        for contents in [[], Array("abc".utf8), bytes] {
+            try Data(contents).write(to: URL(fileURLWithPath: path))
+            let file = try FileDescriptor.open(path, .readOnly)
+            defer { file.close() }
+            #expect(try Digest.sha256(readingToEndOf: file) == Digest.sha256(contents))
+        }
     }
 }

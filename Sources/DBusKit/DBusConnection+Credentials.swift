@@ -1,0 +1,129 @@
+/// What the bus daemon knows of the process behind a connection: what the kernel told it
+/// (`SO_PEERCRED`) when that process connected, never anything the process said.
+///
+/// The bus omits what it cannot tell (a peer on a TCP socket has no process id here), so every
+/// field may be nil. Keys this type does not read (`UnixGroupIDs`, `LinuxSecurityLabel`, and
+/// `ProcessFD` from buses that pass it) are ignored.
+public struct ConnectionCredentials: Equatable, Sendable {
+    /// The Unix user id of the process (`UnixUserID`).
+    public let unixUserID: UInt32?
+    /// The id of the process that connected (`ProcessID`).
+    public let processID: UInt32?
+
+    public init(unixUserID: UInt32?, processID: UInt32?) {
+        self.unixUserID = unixUserID
+        self.processID = processID
+    }
+
+    /// Reads the `a{sv}` GetConnectionCredentials answers with (its variants unwrapped). A
+    /// known key with a value of another type throws `invalidArgs`: a bus that sends one is
+    /// not to be believed about the rest.
+    public init(dictionary: [String: DBusValue]) throws(DBusError) {
+        func number(_ key: String) throws(DBusError) -> UInt32? {
+            guard let value = dictionary[key] else { return nil }
+            guard let number = value.uint32 else {
+                throw .invalidArgs("GetConnectionCredentials: \(key) is '\(value.signatureString)', not 'u'")
+            }
+            return number
+        }
+        self.init(unixUserID: try number("UnixUserID"), processID: try number("ProcessID"))
+    }
+
+    /// Reads a GetConnectionCredentials reply.
+    init(reply: DBusMessage) throws(DBusError) {
+        let values = try reply.arguments()
+        guard values.count == 1, let dictionary = values[0].variantDictionary else {
+            throw .invalidArgs("GetConnectionCredentials answered '\(reply.signature.rawValue)', not 'a{sv}'")
+        }
+        try self.init(dictionary: dictionary)
+    }
+}
+
+extension DBusConnection {
+    /// Asks the bus for the credentials of the connection owning `name` (a unique name such as
+    /// `:1.42`, or a well-known name) and returns at once: `completion` runs on the loop thread
+    /// with them, or with the error (`NameHasNoOwner` once that connection has left the bus).
+    /// An invalid name fails at once, on the calling thread. Needs a running loop to complete
+    /// when called off the loop thread.
+    ///
+    /// Asks `org.freedesktop.DBus.GetConnectionCredentials`; a reply this DBusKit cannot read
+    /// (one carrying a `ProcessFD` descriptor, which newer buses add) is replaced by the older
+    /// GetConnectionUnixProcessID and GetConnectionUnixUser.
+    public func connectionCredentials(of name: String, timeout: Duration = DBusConnection.defaultTimeout,
+                                      completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
+        let message: DBusMessage
+        do {
+            try DBusNames.requireBusName(name)
+            message = try busMethodCall("GetConnectionCredentials", name)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        callAsync(message, timeout: timeout) { [self] result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let reply):
+                let credentials = Result { () throws(DBusError) in try ConnectionCredentials(reply: reply) }
+                if case .failure(let error) = credentials, error.name == DBusError.Name.notSupported {
+                    legacyCredentials(of: name, timeout: timeout, completion: completion)
+                } else {
+                    completion(credentials)
+                }
+            }
+        }
+    }
+
+    /// The credentials of the connection owning `name`, waiting for the bus's answer. On the
+    /// loop thread this blocks the loop for one round trip: use the completion form there.
+    public func connectionCredentials(of name: String,
+                                      timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> ConnectionCredentials {
+        try DBusNames.requireBusName(name)
+        let reply = try call(try busMethodCall("GetConnectionCredentials", name), timeout: timeout)
+        do {
+            return try ConnectionCredentials(reply: reply)
+        } catch where error.name == DBusError.Name.notSupported {
+            return ConnectionCredentials(unixUserID: try unixUser(of: name), processID: try unixProcessID(of: name))
+        }
+    }
+
+    /// GetConnectionUnixProcessID, then GetConnectionUnixUser, without waiting.
+    private func legacyCredentials(of name: String, timeout: Duration,
+                                   completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
+        askNumber("GetConnectionUnixProcessID", of: name, timeout: timeout) { [self] pid in
+            switch pid {
+            case .failure(let error): completion(.failure(error))
+            case .success(let pid):
+                askNumber("GetConnectionUnixUser", of: name, timeout: timeout) { uid in
+                    completion(uid.map { ConnectionCredentials(unixUserID: $0, processID: pid) })
+                }
+            }
+        }
+    }
+
+    /// Asks the bus method `member` (one name in, one `u` out) without waiting.
+    private func askNumber(_ member: String, of name: String, timeout: Duration,
+                           completion: @escaping (Result<UInt32, DBusError>) -> Void) {
+        let message: DBusMessage
+        do {
+            message = try busMethodCall(member, name)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        callAsync(message, timeout: timeout) { result in
+            completion(result.flatMap { reply in
+                guard let number = (try? reply.arguments())?.first?.uint32 else {
+                    return .failure(.invalidArgs("\(member) answered '\(reply.signature.rawValue)', not 'u'"))
+                }
+                return .success(number)
+            })
+        }
+    }
+
+    /// A call of the bus's method `member` with the one argument `name`.
+    private func busMethodCall(_ member: String, _ name: String) throws(DBusError) -> DBusMessage {
+        try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                                   member: member, arguments: [.string(name)])
+    }
+}
