@@ -22,6 +22,11 @@ public enum Executables {
     }
 
     /// Path of `name` found in `PATH` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`), or nil.
+    /// This test process's executable, as the service identifies it (the test bundle).
+    public static var thisProcess: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     public static func inPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for dir in path.split(separator: ":") {

@@ -22,7 +22,7 @@ struct ReadAuthorization {
 /// the rest of that client's connection, so no client can flood the user with dialogs.
 final class AccessGate: @unchecked Sendable {
     private unowned let server: SecretServer
-    private let identifier: any ClientIdentifying
+    private let identifier: CallerIdentifier
     private let consent: (any ConsentAsker)?
     private let audit: (any AuditRecorder)?
     /// Per client: items the user denied it.
@@ -32,7 +32,7 @@ final class AccessGate: @unchecked Sendable {
 
     static let maxPendingConsents = 8
 
-    init(server: SecretServer, identifier: any ClientIdentifying, consent: (any ConsentAsker)?, audit: (any AuditRecorder)?) {
+    init(server: SecretServer, identifier: CallerIdentifier, consent: (any ConsentAsker)?, audit: (any AuditRecorder)?) {
         self.server = server
         self.identifier = identifier
         self.consent = consent
@@ -40,7 +40,7 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// The application behind `client`, or nil with a log line when it cannot be told.
-    func application(of client: String, then: @escaping (ClientApplication?) -> Void) {
+    func application(of client: String, then: @escaping (Caller?) -> Void) {
         identifier.identify(client) { [server] result in
             switch result {
             case .success(let identified): then(identified)
@@ -66,7 +66,9 @@ final class AccessGate: @unchecked Sendable {
 
     /// Decides each of `references` for `client`; calls `then` on the loop thread (at once when
     /// nobody needs to be asked).
-    func authorizeReads(of references: [ItemReference], by client: String, then: @escaping @Sendable (ReadAuthorization) -> Void) {
+    /// `digestRead`: the caller's executable digest was read already (or could not be).
+    func authorizeReads(of references: [ItemReference], by client: String, digestRead: Bool = false,
+                        then: @escaping @Sendable (ReadAuthorization) -> Void) {
         application(of: client) { [self] identified in
             guard let identified else {
                 var result = ReadAuthorization()
@@ -77,7 +79,17 @@ final class AccessGate: @unchecked Sendable {
                 then(result)
                 return
             }
-            let decisions = server.keychain.decide(reads: references, by: identified.application, digest: identified.executableDigest)
+            // A grant tied to one binary needs the caller's executable hashed: off the loop, once.
+            var needsDigest = false
+            let decisions = server.keychain.decide(reads: references, by: identified.application, digest: {
+                if digestRead || identified.knownExecutableDigest != nil { return identified.knownExecutableDigest }
+                needsDigest = true
+                return nil
+            })
+            if needsDigest {
+                identifier.executableDigest(of: identified) { [self] _ in authorizeReads(of: references, by: client, digestRead: true, then: then) }
+                return
+            }
             let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decision in
                 decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
             }))
@@ -108,10 +120,10 @@ final class AccessGate: @unchecked Sendable {
     /// The decisions made again now, on the loop thread right before the secrets are read
     /// (a dialog takes time: a grant or a lock may have come meanwhile), with the user's
     /// "Allow once" answers applied.
-    private func finish(_ references: [ItemReference], for client: String, as identified: ClientApplication,
+    private func finish(_ references: [ItemReference], for client: String, as identified: Caller,
                         allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
         let application = identified.application
-        let decisions = server.keychain.decide(reads: references, by: application, digest: identified.executableDigest)
+        let decisions = server.keychain.decide(reads: references, by: application, digest: { identified.knownExecutableDigest })
         var result = ReadAuthorization(application: application)
         var details: [ItemReference: String] = [:]
         for (reference, decision) in zip(references, decisions) {
@@ -164,13 +176,21 @@ final class AccessGate: @unchecked Sendable {
         try? server.keychain.metadata(of: reference).label
     }
 
+    /// The error a client gets for a secret it may not read: who, why, and how the user can
+    /// allow it.
+    static func refusal(of reference: ItemReference, to application: Application?, because why: String) -> DBusError {
+        guard let application else { return .accessDenied("Access denied: \(why).") }
+        return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
+            + "To allow it: coffer access grant \(application.encoded) --collection \(reference.collection) --item \(reference.item)")
+    }
+
     // MARK: Dialogs
 
     /// Asks the user about `references` (one dialog per collection), on the dialog queue;
     /// answers on the loop thread with the items allowed once and those denied. "Always allow"
     /// is stored as a grant per item before answering.
     private func ask(_ consent: any ConsentAsker, about references: [ItemReference], for client: String,
-                     as identified: ClientApplication,
+                     as identified: Caller,
                      then: @escaping @Sendable (_ allowedOnce: Set<ItemReference>, _ denied: Set<ItemReference>) -> Void) {
         let keychain = server.keychain
         let connection = server.connection
@@ -182,7 +202,7 @@ final class AccessGate: @unchecked Sendable {
             var refused: Set<ItemReference> = []
             for (collection, items) in byCollection.sorted(by: { $0.key < $1.key }) {
                 // An earlier dialog may have answered for these already ("Always allow").
-                let decisions = keychain.decide(reads: items, by: identified.application, digest: identified.executableDigest)
+                let decisions = keychain.decide(reads: items, by: identified.application, digest: { identified.executableDigest })
                 let still = zip(items, decisions).filter { $0.1 == .ask }.map(\.0).sorted { $0.item < $1.item }
                 guard !still.isEmpty else { continue }
                 let answer = consent.confirm(Self.request(for: still, in: collection, by: identified.application, keychain: keychain))

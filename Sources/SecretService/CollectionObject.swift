@@ -18,7 +18,17 @@ struct CollectionObject: DBusObject {
             let results = try object.server.keychain.search(Query(attributes: input.attributes, collection: object.id))
             return .init(results: results.map { SecretPath.item($0.reference) })
         }
-        .on(Collection.CreateItem.self) { try $0.createItem($1, caller: $2.sender) }
+        .deferring(Collection.CreateItem.self) { object, input, call in
+            // The new item records the application that created it.
+            object.server.gate.application(of: call.sender) { identified in
+                do {
+                    call.reply(try object.createItem(input, caller: call.sender, creator: identified?.application))
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .deferred
+        }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
         try Self.methods.handle(call, on: self)
@@ -43,14 +53,19 @@ struct CollectionObject: DBusObject {
     }
 
     private func delete(caller: String) throws -> PromptArgument {
+        let label = try? server.keychain.info(id).label
         try server.keychain.deleteCollection(id)
         server.log("collection \(id) deleted by \(caller)")
+        server.audit(by: caller) { [id] application in
+            AuditEvent(action: .delete, outcome: .ok, application: application, collection: id, label: label, detail: "collection deleted")
+        }
         server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionDeleted, [.objectPath(path)])
         server.collectionsChanged()
         return .init(prompt: SecretPath.none)
     }
 
-    private func createItem(_ input: Collection.CreateItem.Input, caller: String) throws -> Collection.CreateItem.Output {
+    private func createItem(_ input: Collection.CreateItem.Input, caller: String,
+                            creator: Application?) throws -> Collection.CreateItem.Output {
         var attributes = input.properties.attributes ?? [:]
         if let type = input.properties.type, attributes[ItemClass.schemaAttribute] == nil {
             attributes[ItemClass.schemaAttribute] = type
@@ -58,13 +73,15 @@ struct CollectionObject: DBusObject {
         try Limits.validate(label: input.properties.label ?? "")
         try Limits.validate(attributes: attributes)
         let secret = try server.secret(from: input.secret, for: caller)
-        let item = NewItem(label: input.properties.label ?? "", attributes: attributes, secret: secret, owner: caller)
+        let item = NewItem(label: input.properties.label ?? "", attributes: attributes, secret: secret, owner: caller,
+                           creator: creator)
         if try server.keychain.collection(id).isLocked {
             // As oo7: a prompt that unlocks the collection, then stores the item.
             let prompt = try server.makePrompt(owner: caller, action: .createItem(id, item, replace: input.replace))
             return .init(item: SecretPath.none, prompt: prompt)
         }
         let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: input.replace ? .replace : .allow)
+        server.auditWrite(.write, of: reference, by: caller, detail: isNew ? "created" : "replaced")
         server.itemsChanged(in: id, isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
         return .init(item: SecretPath.item(reference), prompt: SecretPath.none)
     }

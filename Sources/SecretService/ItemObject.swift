@@ -14,18 +14,36 @@ struct ItemObject: DBusObject {
     typealias Item = ItemInterface
 
     static let methods = MethodTable<ItemObject>()
-        .on(Item.Delete.self) { object, _, _ in
+        .on(Item.Delete.self) { object, _, call in
+            let label = try? object.server.keychain.metadata(of: object.reference).label
             try object.server.keychain.delete(object.reference)
+            object.server.audit(by: call.sender) { [reference = object.reference] application in
+                AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
+                           item: reference.item, label: label)
+            }
             object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemDeleted, object.reference)
             return .init(prompt: SecretPath.none)
         }
-        .on(Item.GetSecret.self) { object, input, call in
-            let session = try object.server.session(at: input.session, for: call.sender)
-            return .init(secret: try session.encode(try object.server.keychain.secret(of: object.reference)))
+        .deferring(Item.GetSecret.self) { object, input, call in
+            let (server, reference, sessionPath) = (object.server, object.reference, input.session)
+            _ = try server.session(at: sessionPath, for: call.sender)
+            server.gate.authorizeReads(of: [reference], by: call.sender) { verdict in
+                do {
+                    if let why = verdict.refused[reference] {
+                        throw AccessGate.refusal(of: reference, to: verdict.application, because: why)
+                    }
+                    let session = try server.session(at: sessionPath, for: call.sender)
+                    call.reply(Item.GetSecret.Output(secret: try session.encode(try server.keychain.secret(of: reference))))
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .deferred
         }
         .on(Item.SetSecret.self) { object, input, call in
             let secret = try object.server.secret(from: input.secret, for: call.sender)
             try object.server.keychain.update(object.reference, with: ItemChanges(secret: secret))
+            object.server.auditWrite(.write, of: object.reference, by: call.sender, detail: "secret changed")
             object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemChanged, object.reference)
             return NoArguments()
         }
@@ -59,6 +77,7 @@ struct ItemObject: DBusObject {
             attributes[ItemClass.schemaAttribute] = try String(dbusValue: value)
             try server.keychain.update(reference, with: ItemChanges(attributes: attributes))
         }
+        server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed")
         server.emitPropertiesChanged(path, Item.name, changed: [name: value])
         server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
     }

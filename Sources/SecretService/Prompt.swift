@@ -105,6 +105,7 @@ final class Prompt: @unchecked Sendable {
     private func complete(_ outcome: Outcome) {
         for id in outcome.unlocked {
             server.log("collection \(id) unlocked by \(owner)")
+            server.auditCollection(.unlock, id, by: owner, detail: "password typed in a prompt")
             server.lockStateChanged(id)
         }
         if let id = outcome.created {
@@ -113,6 +114,7 @@ final class Prompt: @unchecked Sendable {
             server.collectionsChanged()
         }
         if let (reference, isNew) = outcome.item {
+            server.auditWrite(.write, of: reference, by: owner, detail: isNew ? "created" : "replaced")
             server.itemsChanged(in: reference.collection, isNew ? CollectionInterface.Signal.itemCreated : CollectionInterface.Signal.itemChanged,
                                 reference)
         }
@@ -187,6 +189,9 @@ final class Prompt: @unchecked Sendable {
                     unlocked.append(id)
                 } catch .authenticationFailed {
                     error = "The unlock password was incorrect."
+                    server.connection.post { [server, owner] in
+                        server.auditCollection(.unlock, id, by: owner, outcome: .failed, detail: "wrong password typed in a prompt")
+                    }
                 } catch {
                     server.log("prompt p\(number): cannot unlock \(id): \(error)")
                     return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)

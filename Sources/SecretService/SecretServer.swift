@@ -16,6 +16,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     let connection: DBusConnection
     let passwords: (any PasswordAsker)?
     let log: @Sendable (String) -> Void
+    /// Decides which application may read which secret (see `AccessGate`).
+    private(set) var gate: AccessGate!
 
     private(set) var sessions: [UInt64: TransferSession] = [:]
     /// How many sessions each client holds.
@@ -44,14 +46,18 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     static let maxReplyBytes = 24 << 20
 
     /// A server for `keychain` on `connection`. `passwords` shows password dialogs for
-    /// prompts (none: every prompt completes as dismissed). `log` gets one line per session,
-    /// unlock and lock; never a secret.
+    /// prompts (none: every prompt completes as dismissed); `consent` asks the user whether an
+    /// application may read a secret it did not create (none: such reads are refused where the
+    /// collection's policy would ask). `audit` gets every read, write, delete, unlock, lock and
+    /// grant; `log` one line per session, unlock and lock. Neither ever gets a secret.
     public init(keychain: Keychain, connection: DBusConnection, passwords: (any PasswordAsker)?,
+                consent: (any ConsentAsker)? = nil, audit: (any AuditRecorder)? = nil,
                 log: @escaping @Sendable (String) -> Void) {
         self.keychain = keychain
         self.connection = connection
         self.passwords = passwords
         self.log = log
+        gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection), consent: consent, audit: audit)
     }
 
     /// Registers the objects, refuses callers of other Unix users and drops the sessions and
@@ -225,6 +231,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     }
 
     private func clientLeft(_ name: String) {
+        gate.forget(name)
         for (number, session) in sessions where session.owner == name {
             removeSession(number)
             log("session s\(number) of \(name) ended: the client left the bus")
@@ -259,8 +266,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// Runs `work` on another thread and answers `call` with its result; `then` runs on the
     /// loop thread after success (for signals).
+    /// `failed` runs on the loop thread after a failure (for the audit log).
     func offLoop<Output: DBusArguments>(_ call: MethodCall, _ work: @escaping @Sendable () throws -> Output,
-                                        then: @escaping @Sendable () -> Void = {}) -> MethodResult {
+                                        then: @escaping @Sendable () -> Void = {},
+                                        failed: @escaping @Sendable (any Error) -> Void = { _ in }) -> MethodResult {
         let connection = self.connection
         DispatchQueue.global(qos: .userInitiated).async {
             do {
@@ -270,10 +279,36 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                     call.reply(output)
                 }
             } catch {
+                connection.post { failed(error) }
                 call.fail(error)
             }
         }
         return .deferred
+    }
+
+    // MARK: The audit log
+
+    /// Records what `client` did, once it is known which application it is (at once when known).
+    func audit(by client: String, _ event: @escaping (Application?) -> AuditEvent) {
+        gate.application(of: client) { [gate] identified in gate?.record(event(identified?.application)) }
+    }
+
+    /// Records a change to an item by `client`.
+    func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by client: String, detail: String? = nil) {
+        let label = try? keychain.metadata(of: reference).label
+        audit(by: client) { application in
+            AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
+                       item: reference.item, label: label, detail: detail)
+        }
+    }
+
+    /// Records an unlock or lock of collection `id` by `client`.
+    func auditCollection(_ action: AuditEvent.Action, _ id: CollectionID, by client: String, outcome: AuditEvent.Outcome = .ok,
+                         detail: String? = nil) {
+        let label = try? keychain.info(id).label
+        audit(by: client) { application in
+            AuditEvent(action: action, outcome: outcome, application: application, collection: id, label: label, detail: detail)
+        }
     }
 
     // MARK: Signals

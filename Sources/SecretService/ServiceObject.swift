@@ -116,6 +116,7 @@ struct ServiceObject: DBusObject {
             locked.append(path)
             if !before.isLocked && id != .session {
                 server.log("collection \(id) locked by \(caller)")
+                server.auditCollection(.lock, id, by: caller)
                 server.lockStateChanged(id)
             }
         }
@@ -130,17 +131,27 @@ struct ServiceObject: DBusObject {
     /// marshalled into the reply as soon as it is read and released right after, so the call
     /// holds one secret in secure memory at a time, whatever their number.
     private func getSecrets(_ paths: [ObjectPath], session path: ObjectPath, call: MethodCall) throws {
-        let session = try server.session(at: path, for: call.sender)
+        _ = try server.session(at: path, for: call.sender)
+        let server = self.server
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
-        var replyBytes = 0
-        try call.replyWithDictionary(keySignature: .objectPath, valueSignature: WireSecret.dbusType) { add in
-            try server.keychain.forEachSecret(of: named.map(\.1)) { position, secret in
-                replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
-                guard replyBytes <= SecretServer.maxReplyBytes else {
-                    throw SecretServiceError.limitsExceeded(
-                        "the \(named.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+        server.gate.authorizeReads(of: named.map(\.1), by: call.sender) { verdict in
+            // Items the application may not read are left out, as locked ones are.
+            let allowed = named.filter { verdict.allowed.contains($0.1) }
+            do {
+                let session = try server.session(at: path, for: call.sender)
+                var replyBytes = 0
+                try call.replyWithDictionary(keySignature: .objectPath, valueSignature: WireSecret.dbusType) { add in
+                    try server.keychain.forEachSecret(of: allowed.map(\.1)) { position, secret in
+                        replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
+                        guard replyBytes <= SecretServer.maxReplyBytes else {
+                            throw SecretServiceError.limitsExceeded(
+                                "the \(allowed.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+                        }
+                        try add(.objectPath(allowed[position].0), try session.encode(secret).dbusValue)
+                    }
                 }
-                try add(.objectPath(named[position].0), try session.encode(secret).dbusValue)
+            } catch {
+                call.fail(error)
             }
         }
     }
@@ -176,7 +187,10 @@ struct ServiceObject: DBusObject {
             return NoArguments()
         }, then: {
             server.log("collection \(id) unlocked by \(call.sender)")
+            server.auditCollection(.unlock, id, by: call.sender, detail: "password given over the bus")
             server.lockStateChanged(id)
+        }, failed: { error in
+            server.auditCollection(.unlock, id, by: call.sender, outcome: .failed, detail: (error as? CofferError) == .authenticationFailed ? "wrong password" : "\(error)")
         })
     }
 

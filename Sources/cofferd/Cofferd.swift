@@ -128,7 +128,7 @@ struct Cofferd: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
-        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, log: log)
+        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, log: log)
         try server.start()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)

@@ -115,7 +115,11 @@ final class CLIFixture {
     /// Every field of every item of collection `id`, unlocked with `password`, as cofferd serves
     /// them from this fixture's store.
     func items(of id: String, password: String) throws -> Set<ProviderItem> {
-        try throughDaemon { client, session in
+        // The items were made by coffer (or imported): this test process reads them with a grant.
+        let granted = try run(["access", "grant", Executables.thisProcess, "--collection", id, "--password-stdin"],
+                              stdin: withPassword(password: password))
+        #expect(granted.status == 0, "access grant failed: \(granted.stderr)")
+        return try throughDaemon { client, session in
             let collection = SecretPath.service.appending(escaping: "collection").appending(escaping: id)
             try client.unlock(collection, password: try SecureBytes(Array(password.utf8)), session: session)
             return try client.everyItem(of: collection, session: session)

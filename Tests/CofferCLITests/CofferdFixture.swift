@@ -37,6 +37,16 @@ final class CofferdFixture {
 
     deinit { shutdown() }
 
+    /// Lets `program` read every item of login (whose policy, `ask`, lets only an item's
+    /// creator read it without a dialog, and this daemon can show none).
+    func grant(_ program: String) throws {
+        let coffer = try #require(Executables.built("coffer"))
+        let result = try ChildProcess(coffer, arguments: ["--data-dir", daemonDataDir, "access", "grant", program, "--password-stdin"],
+                                      environment: bus.environment(["HOME": cofferHome]),
+                                      stdin: Array((Self.loginPassword + "\n").utf8)).wait(timeout: 60)
+        #expect(result.exitCode == 0, "coffer access grant \(program): \(result)")
+    }
+
     // MARK: The daemon
 
     private func startDaemon() throws {

@@ -13,6 +13,8 @@ import Testing
     @Test func itemsWithoutPasswordAndSeenByLibsecret() throws {
         let daemon = try CofferdFixture()
         defer { daemon.shutdown() }
+        // coffer creates the items, secret-tool (another application) reads them.
+        try daemon.grant("/usr/bin/secret-tool")
 
         // login is unlocked in the daemon: no password, stdin is the secret alone.
         let added = try daemon.expect(0, ["add"] + Self.query, stdin: "first-token\n")
@@ -84,6 +86,7 @@ import Testing
     @Test func lockedCollectionAsksForThePassword() throws {
         let daemon = try CofferdFixture()
         defer { daemon.shutdown() }
+        try daemon.grant("/usr/bin/secret-tool")
         try daemon.expect(0, ["add", "--service", "mail", "--account", "carol"], stdin: "mail-secret")
 
         #expect(try daemon.expect(0, ["lock"]).stdout == "collection 'login' is locked\n")

@@ -174,6 +174,20 @@ final class DaemonFixture: @unchecked Sendable {
         (try? String(contentsOfFile: pinentryLog, encoding: .utf8)) ?? ""
     }
 
+    // MARK: Access
+
+    /// Lets `program` (by default this test process) read every item of `collection`, as the
+    /// user would with `coffer access grant`: login's policy, `ask`, lets only an item's
+    /// creator read it without a dialog.
+    func grant(_ program: String = Executables.thisProcess, collection: String = "login",
+               password: String = DaemonFixture.loginPassword) throws {
+        let coffer = try #require(Executables.built("coffer"))
+        let result = try ChildProcess(coffer, arguments: ["--data-dir", dataDir, "access", "grant", program, "--collection", collection,
+                                                          "--password-stdin"],
+                                      environment: environment(), stdin: Array((password + "\n").utf8)).wait(timeout: 60)
+        #expect(result.exitCode == 0, "coffer access grant \(program): \(result)")
+    }
+
     // MARK: secret-tool
 
     /// Runs `secret-tool arguments…` on this bus with `stdin`; waits at most `timeout` seconds.

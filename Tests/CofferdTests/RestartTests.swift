@@ -40,6 +40,10 @@ import Testing
         #expect(!stopped.timedOut)
         #expect(Date().timeIntervalSince(started) < 5, "cofferd took \(Date().timeIntervalSince(started)) s to stop")
 
+        // secret-tool reads what this process made (with the grants a user would give).
+        try f.grant("/usr/bin/secret-tool")
+        try f.grant("/usr/bin/secret-tool", collection: "Work", password: "work-pw")
+
         // Again, without --unlock.
         try f.startDaemon(unlock: false)
         c = f.client!

@@ -11,6 +11,7 @@ import Testing
     @Test func storeThenLookupPrintsExactlyTheSecret() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
+        try f.grant()   // this process checks what secret-tool stored
         try f.store(label: "Mail password", ["service": "mail", "user": "bob"], secret: Array("hunter2".utf8))
 
         let found = try f.lookup(["service": "mail", "user": "bob"])
@@ -105,6 +106,7 @@ import Testing
     @Test func unicodeAndOddBytesRoundTrip() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
+        try f.grant()   // this process checks what secret-tool stored
         let unicode = "pässwörd 🔑 密码 — ελληνικά"
         try f.store(label: "Ünïcödé label ✓", ["kind": "unicode", "wört": "wärt"], secret: Array(unicode.utf8))
         #expect(try f.lookup(["kind": "unicode"]).stdoutBytes == Array(unicode.utf8))
@@ -133,6 +135,7 @@ import Testing
     @Test func manyItems() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
+        try f.grant()   // this process checks what secret-tool stored
         let count = 200
         // Store in a few parallel streams (each secret-tool is its own client).
         let failures = Mutex<[String]>([])

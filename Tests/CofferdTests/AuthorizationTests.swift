@@ -1,0 +1,230 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
+import Testing
+
+/// Which application may read which secret, with the real cofferd and real programs as the
+/// applications: `secret-tool`, a copy of it at another path (a different program to the
+/// service), `/usr/bin/python3` with dbus-python, and this test process itself.
+@Suite(.timeLimit(.minutes(10))) struct AuthorizationTests {
+    static let attributes = ["service": "authz", "account": "me"]
+
+    /// Starts cofferd and makes `other-secret-tool`, a copy of secret-tool at another path.
+    struct World {
+        let f: DaemonFixture
+        let otherTool: String
+
+        init(pinentry: [String]? = [], pinentryProgram: String? = nil) throws {
+            f = try DaemonFixture(pinentry: pinentry, pinentryProgram: pinentryProgram)
+            otherTool = f.root + "/bin/other-secret-tool"
+            try FileManager.default.createDirectory(atPath: f.root + "/bin", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: try #require(Executables.inPath("secret-tool")), toPath: otherTool)
+        }
+
+        /// `program lookup attributes…`, as secret-tool's command line.
+        func lookup(with program: String, argv0: String? = nil) throws -> ChildResult {
+            let arguments = ["lookup"] + DaemonFixture.flatten(AuthorizationTests.attributes)
+            let child: ChildProcess
+            if let argv0 {
+                // The program runs under another name: what a process says about itself.
+                child = try ChildProcess("/bin/bash", arguments: ["-c", "exec -a \"$0\" \"$@\"", argv0, program] + arguments,
+                                         environment: f.environment())
+            } else {
+                child = try ChildProcess(program, arguments: arguments, environment: f.environment())
+            }
+            let result = child.wait(timeout: 30)
+            #expect(!result.timedOut, "\(program) timed out; cofferd log:\n\(f.daemonLog)")
+            return result
+        }
+
+        /// `coffer --data-dir … arguments…` with the login password on stdin.
+        @discardableResult
+        func coffer(_ arguments: [String]) throws -> ChildResult {
+            let program = try #require(Executables.built("coffer"))
+            let child = try ChildProcess(program, arguments: ["--data-dir", f.dataDir] + arguments + ["--password-stdin"],
+                                         environment: f.environment(), stdin: Array((DaemonFixture.loginPassword + "\n").utf8))
+            let result = child.wait(timeout: 60)
+            #expect(result.exitCode == 0, "coffer \(arguments.joined(separator: " ")): \(result)")
+            return result
+        }
+
+        /// How many consent dialogs pinentry was asked to show.
+        var dialogs: Int { f.pinentryLogText.split(separator: "\n").count { $0 == "CONFIRM" } }
+
+        func storeWithSecretTool() throws {
+            try f.store(label: "Authz token", AuthorizationTests.attributes, secret: Array("s3cret".utf8))
+        }
+    }
+
+    @Test func theCreatorReadsFreelyAndAnotherApplicationIsAskedEachTimeItIsAllowedOnce() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.storeWithSecretTool()
+        let own = try w.lookup(with: try #require(Executables.inPath("secret-tool")))
+        #expect(own.stdout == "s3cret", "\(own)")
+        #expect(w.dialogs == 0)
+
+        try w.f.setPinentryScript(["ONCE"])
+        let once = try w.lookup(with: w.otherTool)
+        #expect(once.stdout == "s3cret", "\(once)\n\(w.f.daemonLog)")
+        #expect(w.dialogs == 1)
+        // The dialog names the application (its path) and the item, with the three buttons.
+        let shown = w.f.pinentryLogText
+        #expect(shown.contains("SETDESC \(w.otherTool) wants to read the secret 'Authz token'"), "\(shown)")
+        #expect(shown.contains("SETOK Allow once") && shown.contains("SETNOTOK Always allow") && shown.contains("SETCANCEL Deny"))
+
+        // Once is once: the next lookup asks again, and this time the answer is no.
+        try w.f.setPinentryScript(["DENY"])
+        let denied = try w.lookup(with: w.otherTool)
+        #expect(denied.exitCode != 0 && denied.stdout.isEmpty, "\(denied)")
+        #expect(w.dialogs == 2)
+    }
+
+    @Test func alwaysAllowIsRememberedAcrossARestartAndListed() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.storeWithSecretTool()
+        try w.f.setPinentryScript(["ALWAYS"])
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
+        #expect(w.dialogs == 1)
+        try w.f.setPinentryScript([])   // a dialog now would deny
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
+        #expect(w.dialogs == 1)
+
+        let listed = try w.coffer(["access", "list", "--json"])
+        #expect(listed.stdout.contains("\"application\": \"exe:\(w.otherTool)\", \"item\": 1, \"label\": \"Authz token\""), "\(listed)")
+
+        _ = w.f.stopDaemon()
+        try w.f.startDaemon(unlock: true)
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
+        #expect(w.dialogs == 1)
+
+        // Revoked, it is asked again.
+        try w.coffer(["access", "revoke", w.otherTool])
+        #expect(try w.lookup(with: w.otherTool).stdout.isEmpty)
+        #expect(w.dialogs == 2)
+    }
+
+    /// This test process is a third application. A denial holds for the rest of its
+    /// connection without asking again; GetSecrets leaves the item out.
+    @Test func denyIsRememberedForTheConnectionAndTheErrorSaysHowToAllow() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.storeWithSecretTool()
+        let item = try #require(try w.f.client.items(of: SecretPath.login).first)
+        let session = try w.f.client.library.openSession()
+        try w.f.setPinentryScript(["DENY"])
+        do {
+            _ = try w.f.client.secretBytes(of: item, session: session)
+            Issue.record("the secret was handed out after the user denied it")
+        } catch let error as DBusError {
+            #expect(error.name == DBusError.Name.accessDenied)
+            #expect(error.message.contains("coffer access grant exe:"), "\(error.message)")
+        }
+        #expect(w.dialogs == 1)
+        try w.f.setPinentryScript(["ONCE"])
+        #expect(try w.f.client.secrets(of: [item], session: session).isEmpty)
+        #expect(w.dialogs == 1)
+        // A new connection of the same application is asked again.
+        let second = try w.f.newClient()
+        #expect(try second.secretBytes(of: item, session: second.library.openSession()) == Array("s3cret".utf8))
+        #expect(w.dialogs == 2)
+    }
+
+    /// Under `strict` nobody is asked; what a process says about itself (its argv[0], an
+    /// attribute or a property claiming a creator) changes nothing; a grant opens the door.
+    @Test func strictNeverAsksAndForgedIdentitiesGetNothing() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.coffer(["policy", "strict"])
+        try w.storeWithSecretTool()
+        let secretTool = try #require(Executables.inPath("secret-tool"))
+        #expect(try w.lookup(with: secretTool).stdout == "s3cret")
+
+        // The copy calls itself secret-tool: it is still the copy.
+        let forged = try w.lookup(with: w.otherTool, argv0: secretTool)
+        #expect(forged.exitCode != 0 && forged.stdout.isEmpty, "\(forged)")
+        // This process creates an item claiming secret-tool made it: in properties a provider
+        // might trust (refused: CreateItem takes none such), then in attributes (stored as
+        // attributes, nothing more); secret-tool still cannot read it.
+        let claims = ["service": "forged", "creator": "exe:\(secretTool)", "xdg:creator": secretTool]
+        let session = try w.f.client.library.openSession(.plain)
+        let wire = try session.encode(try SecureBytes(Array("mine".utf8)))
+        for property in ["org.freedesktop.Secret.Item.Creator", "org.freedesktop.Secret.Item.Application"] {
+            let properties: [String: DBusValue] = [ItemProperties.labelKey: .string("Forged"),
+                                                   ItemProperties.attributesKey: .stringDictionary(claims),
+                                                   property: .string("exe:\(secretTool)")]
+            _ = expectDBusError(DBusError.Name.invalidArgs) {
+                _ = try w.f.client.call(CollectionInterface.CreateItem.self, on: SecretPath.login,
+                                        arguments: [.variantDictionary(properties), wire.dbusValue, .boolean(false)])
+            }
+        }
+        try w.f.client.createItem(label: "Forged", attributes: claims, secret: "mine", session: session)
+        let claimed = try w.f.secretTool(["lookup", "service", "forged"])
+        #expect(claimed.exitCode != 0 && claimed.stdout.isEmpty, "\(claimed)")
+        #expect(w.dialogs == 0)
+
+        // python3 is a fourth application: refused, until granted the one item.
+        let python = try PythonReader(w.f)
+        #expect(try python.read(Self.attributes) == "org.freedesktop.DBus.Error.AccessDenied")
+        try w.coffer(["access", "grant", python.executable, "--service", "authz"])
+        #expect(try python.read(Self.attributes) == "s3cret")
+        #expect(try python.read(["service": "forged"]) == "org.freedesktop.DBus.Error.AccessDenied")
+        #expect(w.dialogs == 0)
+    }
+
+    @Test func openLetsEveryoneReadAndNoDialogMeansDeny() throws {
+        let w = try World(pinentryProgram: "/nonexistent/pinentry")
+        defer { w.f.shutdown() }
+        try w.storeWithSecretTool()
+        let refused = try w.lookup(with: w.otherTool)
+        #expect(refused.exitCode != 0 && refused.stdout.isEmpty, "\(refused)")
+        #expect(w.f.daemonLog.contains("the user could not be asked"), "\(w.f.daemonLog)")
+        try w.coffer(["policy", "open"])
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
+        #expect(try PythonReader(w.f).read(Self.attributes) == "s3cret")
+    }
+}
+
+/// `/usr/bin/python3` with dbus-python as a client: finds an item by attributes and prints its
+/// secret, or the D-Bus error's name.
+struct PythonReader {
+    let f: DaemonFixture
+    /// The executable the kernel runs for it (the service's name for this application).
+    let executable: String
+
+    init(_ f: DaemonFixture) throws {
+        self.f = f
+        executable = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+    }
+
+    static let script = """
+    import sys, dbus
+    bus = dbus.SessionBus()
+    service = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
+    api = dbus.Interface(service, "org.freedesktop.Secret.Service")
+    _, session = api.OpenSession("plain", dbus.String("", variant_level=1))
+    attributes = dict(arg.split("=", 1) for arg in sys.argv[1:])
+    unlocked, _ = api.SearchItems(attributes)
+    if not unlocked:
+        print("not found", end="")
+        sys.exit(1)
+    item = dbus.Interface(bus.get_object("org.freedesktop.secrets", unlocked[0]), "org.freedesktop.Secret.Item")
+    try:
+        secret = item.GetSecret(session)
+        sys.stdout.write(bytes(secret[2]).decode())
+    except dbus.exceptions.DBusException as error:
+        sys.stdout.write(error.get_dbus_name())
+    """
+
+    func read(_ attributes: [String: String]) throws -> String {
+        let child = try ChildProcess("/usr/bin/python3", arguments: ["-c", Self.script] + attributes.map { "\($0.key)=\($0.value)" },
+                                     environment: f.environment())
+        let result = child.wait(timeout: 30)
+        #expect(!result.timedOut && result.stderr.isEmpty, "\(result)")
+        return result.stdout
+    }
+}
