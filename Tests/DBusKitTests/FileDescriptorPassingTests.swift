@@ -11,6 +11,9 @@ struct DescriptorWriterObject: DBusObject {
         MethodDescription("Write", in: [ArgumentDescription("fd", UnixFileDescriptor.self),
                                         ArgumentDescription("bytes", [UInt8].self)],
                           out: [ArgumentDescription("written", UInt32.self)]),
+        MethodDescription("WriteLater", in: [ArgumentDescription("fd", UnixFileDescriptor.self),
+                                             ArgumentDescription("bytes", [UInt8].self)],
+                          out: [ArgumentDescription("written", UInt32.self)]),
     ])
 
     var interfaces: [InterfaceDescription] { [Self.interface] }
@@ -18,9 +21,22 @@ struct DescriptorWriterObject: DBusObject {
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
         let descriptor = try UnixFileDescriptor(dbusValue: call.arguments[0])
         let bytes = try [UInt8](dbusValue: call.arguments[1])
-        defer { descriptor.close() }
-        try descriptor.withDescriptor { try $0.writeAll(bytes) }
-        return .reply([.uint32(UInt32(bytes.count))])
+        guard call.member == "WriteLater" else {
+            defer { descriptor.close() }
+            try descriptor.withDescriptor { try $0.writeAll(bytes) }
+            return .reply([.uint32(UInt32(bytes.count))])
+        }
+        // Deferred, as slow work is: written and answered from another thread.
+        Thread.detachNewThread {
+            defer { descriptor.close() }
+            do {
+                try descriptor.withDescriptor { try $0.writeAll(bytes) }
+                call.reply([.uint32(UInt32(bytes.count))])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .deferred
     }
 }
 
@@ -37,6 +53,24 @@ struct DescriptorWriterObject: DBusObject {
     /// received and closes it; the client reads what it wrote, then end of file (so no copy
     /// is left open anywhere: not in the server, the bus, or either message).
     @Test func aPipeWriteEndCrossesTheBusAndIsClosedAfterUse() throws {
+        let message = Array("through the descriptor".utf8)
+        let contents = try Self.writeThroughTheServer(message, member: "Write")
+        #expect(contents.bytes == message)
+        #expect(contents.reachedEnd, "a copy of the write end stayed open: \(contents)")
+    }
+
+    /// A deferred reply sent from another thread: once it is out, nothing on the server still
+    /// holds the call's message (whose descriptor would keep the pipe open while the loop waits).
+    @Test func aDeferredReplyLetsGoOfTheCallsDescriptors() throws {
+        let message = Array("later".utf8)
+        let contents = try Self.writeThroughTheServer(message, member: "WriteLater")
+        #expect(contents.bytes == message)
+        #expect(contents.reachedEnd, "the server still holds the call's message: \(contents)")
+    }
+
+    /// Sends a pipe's write end to `DescriptorWriterObject`'s `member` with `message`, closes
+    /// the client's own copy, and reads the pipe until end of file (at most 10 s).
+    private static func writeThroughTheServer(_ message: [UInt8], member: String) throws -> PipeContents {
         let h = try Harness()
         defer { h.shutdown() }
         h.server.objectServer.register(path: "/writer", object: DescriptorWriterObject())
@@ -45,16 +79,12 @@ struct DescriptorWriterObject: DBusObject {
         defer { pipe.readEnd.close() }
         let sent = try UnixFileDescriptor(duplicating: pipe.writeEnd)
         pipe.writeEnd.close()
-
-        let message = Array("through the descriptor".utf8)
         let reply = try h.client.call(destination: h.server.uniqueName, path: "/writer", interface: "org.coffer.Writer",
-                                      member: "Write", arguments: [.unixFD(sent), .bytes(message)])
+                                      member: member, arguments: [.unixFD(sent), .bytes(message)])
         #expect(reply == [.uint32(UInt32(message.count))])
         #expect(sent.isOpen, "sending leaves the sender's descriptor open: libdbus sends a duplicate")
         sent.close()
-        let contents = try pipe.readEnd.readUntilEnd(timeout: 10)
-        #expect(contents.bytes == message)
-        #expect(contents.reachedEnd, "a copy of the write end stayed open: \(contents)")
+        return try pipe.readEnd.readUntilEnd(timeout: 10)
     }
 
     /// Both directions: the reply carries the descriptor back, as a new descriptor of the same
