@@ -26,6 +26,13 @@ extension FileDescriptor {
         FileDescriptor(rawValue: try retryingInterrupted("fcntl F_DUPFD_CLOEXEC") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) })
     }
 
+    /// Whether the descriptor was opened for writing (write-only or read-write); false also
+    /// for one that is not open.
+    public var isOpenForWriting: Bool {
+        let flags = fcntl(rawValue, F_GETFL)
+        return flags >= 0 && (flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR)
+    }
+
     /// `dup2(2)`: makes `target` another descriptor for this open file (not close-on-exec).
     public func duplicate(as target: FileDescriptor) throws(Errno) {
         _ = try retryingInterrupted("dup2") { dup2(rawValue, target.rawValue) }

@@ -130,6 +130,7 @@ struct Cofferd: ParsableCommand {
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, log: log)
         try server.start()
+        server.startSecretPortal()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         connection.run()
