@@ -142,19 +142,28 @@ final class SecretPortal: Sendable {
 
     /// `appID`'s secret in collection `id` (unlocked), made and stored if it has none yet, and
     /// whether it was made now.
+    ///
+    /// An item with the portal's attributes is the application's when the application made it
+    /// (through the portal), or when nothing is recorded of who made it (items kept before
+    /// Coffer recorded creators, or imported from gnome-keyring). One that another application
+    /// made is passed over: it could have planted a secret it knows, to read what the
+    /// application then encrypts with it.
     private func secret(of appID: String, in id: CollectionID) throws -> (Secret, made: Bool) {
         let attributes = [PortalSecretInterface.appIDAttribute: appID, ItemClass.schemaAttribute: PortalSecretInterface.schema]
+        let application = Application(kind: .flatpak, name: appID)
         let keychain = server.keychain
-        let query = Query(attributes: attributes, collection: id, limit: .one, returnSecret: true)
-        if let found = try keychain.search(query).first {
-            guard let secret = found.secret else { throw CofferError.locked(id.rawValue) }
-            return (secret, false)
+        let matches = try keychain.search(Query(attributes: attributes, collection: id, returnAttributes: true))
+        if matches.contains(where: \.isLocked) { throw CofferError.locked(id.rawValue) }
+        let own = matches.first { $0.metadata?.creator == application } ?? matches.first { $0.metadata?.creator == nil }
+        if let own { return (try keychain.secret(of: own.reference), false) }
+        if !matches.isEmpty {
+            server.log("secret portal: \(appID): passed over \(matches.count) item(s) with its attributes that other applications made")
         }
         let bytes = try CofferError.catching { try Random.secureBytes(Self.secretLength) }
         let item = NewItem(label: "Application key for \(appID)", attributes: attributes,
                            secret: Secret(bytes: bytes, contentType: "application/octet-stream"),
-                           creator: Application(kind: .flatpak, name: appID))
-        let (reference, _) = try keychain.insert(item, into: id, onDuplicate: .fail)
+                           creator: application)
+        let (reference, _) = try keychain.insert(item, into: id, onDuplicate: .allow)
         server.itemsChanged(in: id, CollectionInterface.Signal.itemCreated, reference)
         return (item.secret, true)
     }

@@ -100,10 +100,29 @@ import Testing
 
         // The same bytes from the next cofferd.
         f.stopDaemon()
+        try Self.plantItem(for: "org.example.Planted", secret: "known to the planter", in: f)
         try f.startDaemon(unlock: true)
         portal = try Self.portalFrontend(f)
         #expect(Self.expectSecret(try Self.retrieve("org.example.First", as: portal)) == first)
         #expect(Self.expectSecret(try Self.retrieve("org.example.Second", as: portal)) == second)
+
+        // An item with an application's attributes that another program made is not its secret.
+        let planted = Self.expectSecret(try Self.retrieve("org.example.Planted", as: portal))
+        #expect(planted != Array("known to the planter".utf8))
+        #expect(Self.expectSecret(try Self.retrieve("org.example.Planted", as: portal)) == planted)
+        #expect(f.daemonLog.contains("org.example.Planted: passed over 1 item(s) with its attributes that other applications made"),
+                "log:\n\(f.daemonLog)")
+    }
+
+    /// Adds, with `coffer add` on the store itself (cofferd stopped, so `coffer` records itself
+    /// as the creator), an item with the attributes of `appID`'s secret.
+    static func plantItem(for appID: String, secret: String, in f: DaemonFixture) throws {
+        let coffer = try #require(Executables.built("coffer"), "coffer is not built next to the tests")
+        let add = try ChildProcess(coffer, arguments: ["add", "--data-dir", f.dataDir, "--password-stdin", "--label", "planted"]
+                                       + itemAttributes(appID).sorted { $0.key < $1.key }.flatMap { ["--attr", "\($0.key)=\($0.value)"] },
+                                   environment: f.environment(), stdin: Array("\(DaemonFixture.loginPassword)\n\(secret)".utf8))
+        let result = add.wait(timeout: 30)
+        #expect(result.exitCode == 0, "coffer add: \(result)")
     }
 
     @Test func onlyTheOwnerOfThePortalNameMayAskAndOnlyForAnApplicationID() throws {
