@@ -1,3 +1,4 @@
+import CofferCore
 import DBusKit
 import SecretServiceProtocol
 
@@ -27,9 +28,10 @@ extension SecretServer {
     /// Serves the Secret portal's backend (`org.freedesktop.impl.portal.Secret`) at
     /// `/org/freedesktop/portal/desktop` on this server's connection, where xdg-desktop-portal
     /// calls it once a `.portal` file names this bus name. Call after `start()`, whose policy
-    /// (callers of this Unix user only) it shares.
-    public func startSecretPortal() {
+    /// (callers of this Unix user only) it shares. Each request is recorded in `audit` (a
+    /// `portal` event) when given.
+    public func startSecretPortal(audit: (any AuditRecorder)? = nil) {
         connection.objectServer.register(path: PortalSecretInterface.path,
-                                         object: PortalSecretObject(portal: SecretPortal(server: self)))
+                                         object: PortalSecretObject(portal: SecretPortal(server: self, audit: audit)))
     }
 }

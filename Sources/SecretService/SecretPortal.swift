@@ -17,9 +17,11 @@ import SystemKit
 ///
 /// A request is checked on the loop thread (one call to the bus, not waited for); the rest —
 /// unlocking, the store, writing — runs on a queue of its own, one request at a time, so that
-/// two first requests of one application make one secret.
+/// two first requests of one application make one secret. Each request is one line in the
+/// log and one `portal` event in the audit log; neither ever holds the secret.
 final class SecretPortal: Sendable {
     private let server: SecretServer
+    private let audit: (any AuditRecorder)?
     private let requests = DispatchQueue(label: "coffer.secret-portal", qos: .userInitiated)
 
     /// How many random bytes a master secret has (as gnome-keyring's and oo7's).
@@ -27,8 +29,9 @@ final class SecretPortal: Sendable {
     /// How long a write may wait for a reader that does not read.
     static let writeTimeout: Duration = .seconds(10)
 
-    init(server: SecretServer) {
+    init(server: SecretServer, audit: (any AuditRecorder)?) {
         self.server = server
+        self.audit = audit
     }
 
     typealias RetrieveSecret = PortalSecretInterface.RetrieveSecret
@@ -42,6 +45,7 @@ final class SecretPortal: Sendable {
                 try checkCaller(call.sender, owner: owner, appID: input.appID)
                 if let problem = Self.problem(withAppID: input.appID) {
                     server.log("secret portal: refused a request of \(call.sender): its application id is none (\(problem))")
+                    record(nil, .denied, detail: "not an application id: \(problem)")
                     throw DBusError.invalidArgs("'\(input.appID)' is not an application id: \(problem)")
                 }
             } catch {
@@ -55,7 +59,9 @@ final class SecretPortal: Sendable {
                     let response = try serve(appID: input.appID, fd: input.fd, caller: call.sender)
                     call.reply(RetrieveSecret.Output(response: response))
                 } catch {
-                    server.log("secret portal: \(input.appID): failed: \(DBusError(converting: error).message)")
+                    let why = DBusError(converting: error).message
+                    server.log("secret portal: \(input.appID): failed: \(why)")
+                    record(input.appID, .failed, detail: why)
                     call.fail(error)
                 }
             }
@@ -81,6 +87,7 @@ final class SecretPortal: Sendable {
             refusal = "\(rule), and the bus could not say who owns that name: \(error.message)"
         }
         server.log("secret portal: refused \(caller), which asked for the secret of '\(appID)': it is not xdg-desktop-portal")
+        record(Self.problem(withAppID: appID) == nil ? appID : nil, .denied, detail: "asked by \(caller), which is not xdg-desktop-portal")
         throw .accessDenied(refusal)
     }
 
@@ -123,13 +130,15 @@ final class SecretPortal: Sendable {
                 break
             case .cancelled:
                 server.log("secret portal: \(appID): cancelled: collection \(id) stayed locked (the unlock dialog was cancelled)")
+                record(appID, .failed, collection: id, detail: "cancelled: the unlock dialog was cancelled")
                 return .cancelled
             case .notUnlocked(let why):
                 server.log("secret portal: \(appID): cancelled: collection \(id) stayed locked: \(why)")
+                record(appID, .failed, collection: id, detail: "cancelled: the collection stayed locked")
                 return .cancelled
             }
         }
-        let (secret, made) = try secret(of: appID, in: id)
+        let (secret, item, made) = try secret(of: appID, in: id)
         do {
             try fd.withDescriptor { try secret.bytes.writeAll(to: $0, timeout: Self.writeTimeout) }
         } catch {
@@ -137,6 +146,7 @@ final class SecretPortal: Sendable {
             throw DBusError.failed("cannot write the secret of '\(appID)' to the file descriptor passed: \(reason)")
         }
         server.log("secret portal: \(appID): \(made ? "made a new secret" : "found its secret") in collection \(id), written for \(caller)")
+        record(appID, .ok, collection: id, item: item.item, label: Self.label(of: appID), detail: made ? "made" : "found")
         return .success
     }
 
@@ -148,23 +158,36 @@ final class SecretPortal: Sendable {
     /// Coffer recorded creators, or imported from gnome-keyring). One that another application
     /// made is passed over: it could have planted a secret it knows, to read what the
     /// application then encrypts with it.
-    private func secret(of appID: String, in id: CollectionID) throws -> (Secret, made: Bool) {
+    private func secret(of appID: String, in id: CollectionID) throws -> (Secret, ItemReference, made: Bool) {
         let attributes = [PortalSecretInterface.appIDAttribute: appID, ItemClass.schemaAttribute: PortalSecretInterface.schema]
         let application = Application(kind: .flatpak, name: appID)
         let keychain = server.keychain
         let matches = try keychain.search(Query(attributes: attributes, collection: id, returnAttributes: true))
         if matches.contains(where: \.isLocked) { throw CofferError.locked(id.rawValue) }
         let own = matches.first { $0.metadata?.creator == application } ?? matches.first { $0.metadata?.creator == nil }
-        if let own { return (try keychain.secret(of: own.reference), false) }
+        if let own { return (try keychain.secret(of: own.reference), own.reference, false) }
         if !matches.isEmpty {
             server.log("secret portal: \(appID): passed over \(matches.count) item(s) with its attributes that other applications made")
         }
         let bytes = try CofferError.catching { try Random.secureBytes(Self.secretLength) }
-        let item = NewItem(label: "Application key for \(appID)", attributes: attributes,
+        let item = NewItem(label: Self.label(of: appID), attributes: attributes,
                            secret: Secret(bytes: bytes, contentType: "application/octet-stream"),
                            creator: application)
         let (reference, _) = try keychain.insert(item, into: id, onDuplicate: .allow)
         server.itemsChanged(in: id, CollectionInterface.Signal.itemCreated, reference)
-        return (item.secret, true)
+        return (item.secret, reference, true)
+    }
+
+    /// The label of the item holding `appID`'s secret (gnome-keyring's).
+    static func label(of appID: String) -> String { "Application key for \(appID)" }
+
+    // MARK: The audit log
+
+    /// Records how a request for `appID` (nil: not a valid application id) ended.
+    private func record(_ appID: String?, _ outcome: AuditEvent.Outcome, collection: CollectionID? = nil,
+                        item: ItemID? = nil, label: String? = nil, detail: String) {
+        audit?.record(AuditEvent(action: .portal, outcome: outcome,
+                                 application: appID.flatMap { Application(kind: .flatpak, name: $0) },
+                                 collection: collection, item: item, label: label, detail: detail))
     }
 }
