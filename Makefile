@@ -29,6 +29,10 @@ USERUNITDIR ?= $(if $(HOME_PREFIX),$(DATADIR)/systemd/user,$(PREFIX)/lib/systemd
 # gnome-keyring's, in the same directory, and pick one of the two at random. Each user then
 # chooses the provider (README.md, "Choosing the provider").
 DBUSSERVICEDIR ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/coffer,$(DATADIR)/dbus-1/services)
+# xdg-desktop-portal's backends (coffer.portal: the Secret portal, served by whoever owns
+# org.freedesktop.secrets). xdg-desktop-portal reads /usr/share/xdg-desktop-portal/portals
+# only (or $XDG_DESKTOP_PORTAL_DIR): README.md, "The Secret portal".
+PORTALDIR ?= $(DATADIR)/xdg-desktop-portal/portals
 # The PAM module: in the system's module directory under /usr, else in $(PREFIX)/lib/security,
 # which PAM stacks name by its full path. Not installed under the home directory: a module
 # that logins load must not be one its user can replace.
@@ -42,7 +46,7 @@ INSTALL_FILES = $(BINDIR)/cofferd $(BINDIR)/coffer $(LIBEXECDIR)/coffer/cofferd-
 	$(MANDIR)/man1/cofferd.1 $(MANDIR)/man1/coffer.1 \
 	$(BASHCOMPDIR)/cofferd $(BASHCOMPDIR)/coffer $(ZSHCOMPDIR)/_cofferd $(ZSHCOMPDIR)/_coffer \
 	$(FISHCOMPDIR)/cofferd.fish $(FISHCOMPDIR)/coffer.fish \
-	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
+	$(PORTALDIR)/coffer.portal $(DOCDIR)/README.md $(DOCDIR)/LICENSE \
 	$(if $(HOME_PREFIX),,$(PAMDIR)/pam_coffer.so)
 SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@libexecdir@|$(LIBEXECDIR)|g'
 
@@ -72,6 +76,7 @@ install: $(RELEASE)/stamp
 	  install -m 0644 $(RELEASE)/completions/$$command.zsh $(DESTDIR)$(ZSHCOMPDIR)/_$$command && \
 	  install -m 0644 $(RELEASE)/completions/$$command.fish $(DESTDIR)$(FISHCOMPDIR)/$$command.fish || exit 1; \
 	done
+	install -m 0644 packaging/coffer.portal $(DESTDIR)$(PORTALDIR)/
 	install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
 	$(if $(HOME_PREFIX),,install -m 0644 -s $(RELEASE)/bin/pam_coffer.so $(DESTDIR)$(PAMDIR)/pam_coffer.so)
 

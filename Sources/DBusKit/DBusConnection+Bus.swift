@@ -70,6 +70,29 @@ extension DBusConnection {
         return owner
     }
 
+    /// `nameOwner(_:)` without waiting, for the loop thread (where a blocking call would hold up
+    /// every other caller): `completion` gets, on the loop thread, the unique name owning
+    /// `name`, or the error (`NameHasNoOwner` when it has none).
+    public func nameOwner(_ name: String, completion: @escaping (Result<String, DBusError>) -> Void) {
+        let message: DBusMessage
+        do {
+            try DBusNames.requireBusName(name)
+            message = try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                                                 member: "GetNameOwner", arguments: [.string(name)])
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        callAsync(message) { result in
+            completion(result.flatMap { (reply) -> Result<String, DBusError> in
+                guard let owner = (try? reply.arguments())?.first?.string else {
+                    return .failure(.failed("unexpected GetNameOwner reply"))
+                }
+                return .success(owner)
+            })
+        }
+    }
+
     /// The process id of the connection owning bus name `name`, asked from the bus
     /// (GetConnectionUnixProcessID). Throws when the name has no owner or the bus cannot tell.
     public func unixProcessID(of name: String) throws(DBusError) -> UInt32 {

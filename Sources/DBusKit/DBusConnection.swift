@@ -80,6 +80,18 @@ public final class DBusConnection: @unchecked Sendable {
     /// Whether the connection is still open.
     public var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
 
+    /// Whether messages on this connection may carry Unix file descriptors (`h`): a Unix
+    /// socket whose peer agreed to it when the connection was set up.
+    public var canPassFileDescriptors: Bool { dbus_connection_can_send_type(raw, cdbus_type_unix_fd) != 0 }
+
+    /// `NotSupported` for a message with file descriptors on a connection that cannot pass
+    /// them (libdbus would refuse it without saying why).
+    func requireCanSend(_ message: DBusMessage) throws(DBusError) {
+        if message.containsFileDescriptors && !canPassFileDescriptors {
+            throw .notSupported("this connection cannot pass file descriptors (it is not a Unix socket, or the other side did not agree to it)")
+        }
+    }
+
     /// Closes the connection (the bus then announces this peer's unique name as gone). A
     /// running loop returns from `run()`. Further calls fail with `Disconnected`; idempotent.
     public func close() {
@@ -123,7 +135,8 @@ public final class DBusConnection: @unchecked Sendable {
     /// Sends `message` without waiting for a reply. Returns the serial it was sent with.
     @discardableResult
     public func send(_ message: DBusMessage) throws(DBusError) -> UInt32 {
-        try confined { [self] () throws(DBusError) -> UInt32 in
+        try requireCanSend(message)
+        return try confined { [self] () throws(DBusError) -> UInt32 in
             var serial: UInt32 = 0
             guard dbus_connection_send(raw, message.raw, &serial) != 0 else {
                 throw .failed("libdbus: out of memory while sending")
@@ -138,6 +151,7 @@ public final class DBusConnection: @unchecked Sendable {
     /// lost connection is thrown as `DBusError`.
     public func call(_ message: DBusMessage, timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> DBusMessage {
         guard message.kind == .methodCall else { throw .invalidArgs("call() needs a method call message") }
+        try requireCanSend(message)
         if loop.runsOnAnotherThread {
             // Let the loop thread do the I/O; wait here for the completion.
             let box = ResultBox<DBusMessage>()

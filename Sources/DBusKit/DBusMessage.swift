@@ -119,6 +119,9 @@ public final class DBusMessage: @unchecked Sendable {
     /// Whether the caller asked for no reply (method calls only).
     public var noReplyExpected: Bool { dbus_message_get_no_reply(raw) != 0 }
 
+    /// Whether the body carries Unix file descriptors (`h`).
+    public var containsFileDescriptors: Bool { dbus_message_contains_unix_fds(raw) != 0 }
+
     public var isLocked: Bool { locked.load(ordering: .acquiring) }
 
     /// For an error message: the error name and its first string argument as message.
@@ -137,7 +140,9 @@ public final class DBusMessage: @unchecked Sendable {
 
     // MARK: Body
 
-    /// Appends `values` to the body after validating them (see `DBusValue.validate()`).
+    /// Appends `values` to the body after validating them (see `DBusValue.validate()`). File
+    /// descriptors are duplicated into the message (the caller keeps its own). Should one not go
+    /// in (closed meanwhile, or no descriptor left), this throws and the message must be dropped.
     public func append(_ values: [DBusValue]) throws(DBusError) {
         guard !values.isEmpty else { return }
         try requireUnlocked()
@@ -146,7 +151,7 @@ public final class DBusMessage: @unchecked Sendable {
         guard total <= SignatureParser.maxLength else {
             throw .invalidArgs("message signature would exceed \(SignatureParser.maxLength) bytes")
         }
-        MessageWriter.append(values, to: raw)
+        try MessageWriter.append(values, to: raw)
     }
 
     /// Appends one dictionary `a{<key><value>}` built entry by entry: `fill` gets a function that
@@ -162,9 +167,10 @@ public final class DBusMessage: @unchecked Sendable {
         try MessageWriter.appendDictionary(to: raw, key: keySignature, value: valueSignature, fill)
     }
 
-    /// Decodes the body. Strings are copied. Unix file descriptors (`h`) are not supported and
-    /// throw `notSupported`. Byte arrays inside argument `i` go straight to secure memory
-    /// (`.secureBytes`) when `secretLimits[i]` is set, and are refused when longer than it.
+    /// Decodes the body. Strings are copied; each Unix file descriptor (`h`) is a new one, owned
+    /// by the `UnixFileDescriptor` it is read as (every call reads new ones). Byte arrays inside
+    /// argument `i` go straight to secure memory (`.secureBytes`) when `secretLimits[i]` is set,
+    /// and are refused when longer than it.
     public func arguments(secretLimits: [Int?] = []) throws(DBusError) -> [DBusValue] {
         try MessageReader.read(raw, secretLimits: secretLimits)
     }

@@ -3,7 +3,7 @@
 ///
 /// Decoding never traps: a value of another type is an `InvalidArgs` error naming what was
 /// expected. Conformances here: `String`, `Bool`, `UInt32`, `Int32`, `UInt64`, `ObjectPath`,
-/// `DBusVariant`, arrays and dictionaries of conforming types.
+/// `DBusVariant`, `UnixFileDescriptor`, arrays and dictionaries of conforming types.
 public protocol DBusRepresentable: Sendable {
     /// The D-Bus type (one complete type).
     static var dbusType: Signature { get }
@@ -168,4 +168,14 @@ extension Dictionary: DBusRepresentable where Key: DBusRepresentable, Value: DBu
         default: "\(key)"
         }
     }
+}
+
+/// `h`: a file descriptor passed with the message (see `UnixFileDescriptor` for who closes it).
+extension UnixFileDescriptor: DBusRepresentable {
+    public static var dbusType: Signature { .unixFD }
+    public init(dbusValue: DBusValue) throws(DBusError) {
+        guard case .unixFD(let descriptor) = dbusValue else { throw Self.typeMismatch(dbusValue) }
+        self = descriptor
+    }
+    public var dbusValue: DBusValue { .unixFD(self) }
 }

@@ -4,7 +4,8 @@ extension DBusValue {
     /// Checks that this value can be marshalled without tripping any libdbus argument check:
     /// container contents match their declared signatures, dictionary keys are basic types,
     /// structures are non-empty, strings hold no NUL, byte arrays respect the 64 MiB array limit,
-    /// nesting (variants included) stays within 64 levels. Throws `invalidArgs` naming the problem.
+    /// nesting (variants included) stays within 64 levels, file descriptors are still open.
+    /// Throws `invalidArgs` naming the problem.
     public func validate() throws(DBusError) {
         try validate(depth: 0)
     }
@@ -63,6 +64,8 @@ extension DBusValue {
         case .variant(let inner):
             _ = try Signature(inner.signatureString)
             try inner.validate(depth: depth + 1)
+        case .unixFD(let descriptor):
+            guard descriptor.isOpen else { throw .invalidArgs("a file descriptor (type 'h') that was closed already cannot be sent") }
         }
         if depth == 0 { _ = try Signature(signatureString) }
     }

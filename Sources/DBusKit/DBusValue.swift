@@ -7,7 +7,8 @@ import CofferCrypto
 /// it for byte arrays (never `.array(elementSignature: "y", …)`), and `.bytes` is what you should
 /// build too. `secureBytes` is an `ay` kept in libgcrypt secure memory: a secret or password on
 /// its way to or from the wire (see `ArgumentDescription.secretLimit`); it is never copied into
-/// an ordinary array and is wiped when the last reference goes.
+/// an ordinary array and is wiped when the last reference goes. `unixFD` is a file descriptor
+/// passed with the message, closed when the last reference goes (see `UnixFileDescriptor`).
 ///
 /// Convenience constructors (`.stringDictionary`, `.variantDictionary`, `.objectPathArray`, …) and
 /// accessors (`value.string`, `value.objectPath`, `value.variantDictionary`, …) live in
@@ -37,6 +38,9 @@ public indirect enum DBusValue: Sendable, Hashable {
     case structure([DBusValue])
     /// `v`: a value carrying its own signature.
     case variant(DBusValue)
+    /// `h`: a Unix file descriptor, owned by the `UnixFileDescriptor` (closed when the last
+    /// value holding it goes, or by its `close()`).
+    case unixFD(UnixFileDescriptor)
 
     /// One key/value pair of a `dictionary`.
     public struct DictionaryEntry: Sendable, Hashable {
@@ -68,6 +72,7 @@ public indirect enum DBusValue: Sendable, Hashable {
         case .dictionary(let k, let v, _): return "a{" + k.rawValue + v.rawValue + "}"
         case .structure(let fields): return "(" + fields.map(\.signatureString).joined() + ")"
         case .variant: return "v"
+        case .unixFD: return "h"
         }
     }
 

@@ -181,13 +181,7 @@ final class EventLoop: @unchecked Sendable {
             for work in leftover { work() }
         }
         while true {
-            let (work, stopping) = shared.withLock { s -> ([@Sendable () -> Void], Bool) in
-                let w = s.posted
-                s.posted = []
-                return (w, s.stopRequested)
-            }
-            for item in work { item() }
-            if stopping { return }
+            if runPosted() { return }
 
             var dispatched = 0
             while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
@@ -200,6 +194,19 @@ final class EventLoop: @unchecked Sendable {
 
             pollOnce(immediate: moreQueued || morePosted)
         }
+    }
+
+    /// Runs the work posted so far; returns whether a stop was requested. The closures are
+    /// released before it returns, so that what they captured (a call's message, with the file
+    /// descriptors it carries) is not kept alive while the loop then waits in `poll`.
+    private func runPosted() -> Bool {
+        let (work, stopping) = shared.withLock { s -> ([@Sendable () -> Void], Bool) in
+            let w = s.posted
+            s.posted = []
+            return (w, s.stopRequested)
+        }
+        for item in work { item() }
+        return stopping
     }
 
     private func pollOnce(immediate: Bool) {

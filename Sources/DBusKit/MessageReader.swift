@@ -1,8 +1,10 @@
 internal import CDBus
 import CofferCrypto
+internal import SystemKit
 
 /// Decodes a message body into `DBusValue`s, copying every string and byte array at once
-/// (libdbus's pointers are valid only while the message lives).
+/// (libdbus's pointers are valid only while the message lives), and taking a new descriptor
+/// for every file descriptor.
 ///
 /// Byte arrays inside the top-level arguments that `secretLimits` gives a limit for are copied
 /// straight into secure memory (`.secureBytes`), and refused before any copy when longer than
@@ -82,7 +84,7 @@ enum MessageReader {
         case cdbus_type_array:
             return try readArray(it, secretLimit: secretLimit)
         case cdbus_type_unix_fd:
-            throw .notSupported("unix file descriptors are not supported")
+            return .unixFD(try fileDescriptor(it))
         default:
             throw .invalidArgs("unexpected type code \(type) in message body")
         }
@@ -120,6 +122,16 @@ enum MessageReader {
         }
         let items = try recurse(it) { (s) throws(DBusError) in try readAll(s, secretLimit: secretLimit) }
         return .array(elementSignature: Signature(unchecked: element), items)
+    }
+
+    /// The descriptor at `it`: libdbus duplicates it out of the message, and the new one is
+    /// owned by the `UnixFileDescriptor` returned.
+    private static func fileDescriptor(_ it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> UnixFileDescriptor {
+        let raw = basic(it, Int32(-1))
+        guard raw >= 0 else {
+            throw .invalidArgs("a file descriptor (type 'h') did not come with the message, or no descriptor was left to receive it")
+        }
+        return UnixFileDescriptor(adopting: FileDescriptor(rawValue: raw))
     }
 
     /// A secret byte array copied from the message buffer into secure memory.

@@ -2,13 +2,15 @@ internal import CDBus
 import CofferCrypto
 
 /// Appends already validated `DBusValue`s to a message with libdbus's recursive iterators.
-/// Every failure here can only be out-of-memory, which is fatal.
+/// Running out of memory is fatal; the one failure thrown is a file descriptor that cannot be
+/// put into the message (closed meanwhile, or none left to duplicate it into): the containers
+/// opened so far are abandoned, and the message must be dropped.
 enum MessageWriter {
-    static func append(_ values: [DBusValue], to message: OpaquePointer) {
+    static func append(_ values: [DBusValue], to message: OpaquePointer) throws(DBusError) {
         var iter = DBusMessageIter()
-        withUnsafeMutablePointer(to: &iter) { it in
+        try withUnsafeMutablePointer(to: &iter) { (it) throws(DBusError) in
             dbus_message_iter_init_append(message, it)
-            for v in values { append(v, to: it) }
+            for v in values { try append(v, to: it) }
         }
     }
 
@@ -31,9 +33,9 @@ enum MessageWriter {
                         }
                         try k.validate()
                         try v.validate()
-                        container(s, cdbus_type_dict_entry, nil) { e in
-                            append(k, to: e)
-                            append(v, to: e)
+                        try container(s, cdbus_type_dict_entry, nil) { (e) throws(DBusError) in
+                            try append(k, to: e)
+                            try append(v, to: e)
                         }
                     }
                 } catch {
@@ -61,18 +63,37 @@ enum MessageWriter {
         }
     }
 
-    private static func container(_ it: UnsafeMutablePointer<DBusMessageIter>, _ type: Int32,
-                                  _ signature: String?, _ body: (UnsafeMutablePointer<DBusMessageIter>) -> Void) {
+    private static func container(_ it: UnsafeMutablePointer<DBusMessageIter>, _ type: Int32, _ signature: String?,
+                                  _ body: (UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> Void) throws(DBusError) {
         var sub = DBusMessageIter()
-        withUnsafeMutablePointer(to: &sub) { s in
+        try withUnsafeMutablePointer(to: &sub) { (s) throws(DBusError) in
             let opened = signature.withOptionalCString { dbus_message_iter_open_container(it, type, $0, s) }
             check(opened)
-            body(s)
+            do throws(DBusError) {
+                try body(s)
+            } catch {
+                dbus_message_iter_abandon_container(it, s)
+                throw error
+            }
             check(dbus_message_iter_close_container(it, s))
         }
     }
 
-    static func append(_ value: DBusValue, to it: UnsafeMutablePointer<DBusMessageIter>) {
+    /// Appends a file descriptor: libdbus puts a duplicate into the message. It is held open
+    /// meanwhile, so that a `close()` on another thread cannot slip in between.
+    private static func fileDescriptor(_ it: UnsafeMutablePointer<DBusMessageIter>, _ descriptor: UnixFileDescriptor) throws(DBusError) {
+        let appended = try? descriptor.withDescriptor { open in
+            var raw = open.rawValue
+            return dbus_message_iter_append_basic(it, cdbus_type_unix_fd, &raw) != 0
+        }
+        switch appended {
+        case true?: return
+        case false?: throw .failed("cannot put \(descriptor) into the message: no file descriptor (or memory) left to duplicate it")
+        case nil: throw .invalidArgs("a file descriptor (type 'h') was closed while its message was being built")
+        }
+    }
+
+    static func append(_ value: DBusValue, to it: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) {
         switch value {
         case .byte(let v): basic(it, cdbus_type_byte, v)
         case .boolean(let v): basic(it, cdbus_type_boolean, dbus_bool_t(v ? 1 : 0))
@@ -87,40 +108,42 @@ enum MessageWriter {
         case .objectPath(let p): string(it, cdbus_type_object_path, p.rawValue)
         case .signature(let g): string(it, cdbus_type_signature, g.rawValue)
         case .bytes(let bytes):
-            container(it, cdbus_type_array, "y") { sub in
+            try container(it, cdbus_type_array, "y") { sub in
                 guard !bytes.isEmpty else { return }
                 bytes.withUnsafeBufferPointer { buf in
                     check(cdbus_iter_append_byte_array(sub, buf.baseAddress, Int32(buf.count)))
                 }
             }
         case .secureBytes(let bytes):
-            container(it, cdbus_type_array, "y") { sub in
+            try container(it, cdbus_type_array, "y") { sub in
                 bytes.withUnsafeBytes { buf in
                     guard buf.count > 0 else { return }
                     check(cdbus_iter_append_byte_array(sub, buf.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(buf.count)))
                 }
             }
         case .array(let element, let items):
-            container(it, cdbus_type_array, element.rawValue) { sub in
-                for item in items { append(item, to: sub) }
+            try container(it, cdbus_type_array, element.rawValue) { (sub) throws(DBusError) in
+                for item in items { try append(item, to: sub) }
             }
         case .dictionary(let k, let v, let entries):
-            container(it, cdbus_type_array, "{" + k.rawValue + v.rawValue + "}") { sub in
+            try container(it, cdbus_type_array, "{" + k.rawValue + v.rawValue + "}") { (sub) throws(DBusError) in
                 for entry in entries {
-                    container(sub, cdbus_type_dict_entry, nil) { e in
-                        append(entry.key, to: e)
-                        append(entry.value, to: e)
+                    try container(sub, cdbus_type_dict_entry, nil) { (e) throws(DBusError) in
+                        try append(entry.key, to: e)
+                        try append(entry.value, to: e)
                     }
                 }
             }
         case .structure(let fields):
-            container(it, cdbus_type_struct, nil) { sub in
-                for f in fields { append(f, to: sub) }
+            try container(it, cdbus_type_struct, nil) { (sub) throws(DBusError) in
+                for f in fields { try append(f, to: sub) }
             }
         case .variant(let inner):
-            container(it, cdbus_type_variant, inner.signatureString) { sub in
-                append(inner, to: sub)
+            try container(it, cdbus_type_variant, inner.signatureString) { (sub) throws(DBusError) in
+                try append(inner, to: sub)
             }
+        case .unixFD(let descriptor):
+            try fileDescriptor(it, descriptor)
         }
     }
 }

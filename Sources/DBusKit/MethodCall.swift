@@ -132,6 +132,12 @@ public final class MethodCall: @unchecked Sendable {
         case .failure(let error):
             reply = try? call.makeErrorReply(error)
         }
-        if let reply { _ = try? connection.send(reply) }
+        guard let reply else { return }
+        do {
+            try connection.send(reply)
+        } catch where error.name == DBusError.Name.notSupported {
+            // A reply with file descriptors the caller's connection cannot take: say so instead.
+            if let refusal = try? call.makeErrorReply(error) { _ = try? connection.send(refusal) }
+        } catch {}
     }
 }

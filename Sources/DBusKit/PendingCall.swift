@@ -18,6 +18,12 @@ final class PendingCall {
             completion(.failure(.invalidArgs("callAsync() needs a method call message")))
             return
         }
+        do {
+            try connection.requireCanSend(message)
+        } catch {
+            completion(.failure(error))
+            return
+        }
         var pending: OpaquePointer? = nil
         guard dbus_connection_send_with_reply(connection.raw, message.raw, &pending, timeout.milliseconds) != 0 else {
             completion(.failure(.failed("libdbus: out of memory while sending")))

@@ -77,6 +77,8 @@ public struct Signature: Sendable, Hashable, CustomStringConvertible, Expressibl
     public static let objectPath: Signature = "o"
     public static let signature: Signature = "g"
     public static let variant: Signature = "v"
+    /// `h`: a Unix file descriptor (`UnixFileDescriptor`).
+    public static let unixFD: Signature = "h"
     public static let bytes: Signature = "ay"
     public static let stringArray: Signature = "as"
     public static let objectPathArray: Signature = "ao"

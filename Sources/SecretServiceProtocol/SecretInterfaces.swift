@@ -1,12 +1,14 @@
 import DBusKit
 
-/// Every interface of the Secret Service, and the introspection document generated from them
-/// (`dbus/org.freedesktop.Secrets.xml` is this text; `IntrospectionTests` fails if they drift).
+/// Every interface of the Secret Service and of the Secret portal's backend, and the
+/// introspection document generated from them (`dbus/org.freedesktop.Secrets.xml` is this
+/// text; `ProtocolDescriptionTests` fails if they drift).
 public enum SecretInterfaces {
     /// All interfaces, in the order the document lists them.
     public static let all: [InterfaceDescription] = [
         ServiceInterface.description, GnomeKeyringInterface.description, CollectionInterface.description,
         ItemInterface.description, SessionInterface.description, PromptInterface.description,
+        PortalSecretInterface.description,
     ]
 
     /// The introspection document of all interfaces.
@@ -19,6 +21,7 @@ public enum SecretInterfaces {
                  /org/freedesktop/secrets/collection/ID/N     Item
                  /org/freedesktop/secrets/session/sN          Session
                  /org/freedesktop/secrets/prompt/pN           Prompt
+                 /org/freedesktop/portal/desktop              the Secret portal's backend (xdg-desktop-portal only)
                  Generated from Sources/SecretServiceProtocol: run scripts/generate-introspection.
             """)
     }

@@ -33,6 +33,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let wouldBlock = Errno(EAGAIN)
     /// EPIPE: the reading end of a pipe is closed.
     public static let brokenPipe = Errno(EPIPE)
+    /// ETIMEDOUT: a wait ran out of time.
+    public static let timedOut = Errno(ETIMEDOUT)
     /// ENOENT.
     public static let noSuchFile = Errno(ENOENT)
     /// EEXIST.

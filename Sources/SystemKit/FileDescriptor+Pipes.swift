@@ -20,6 +20,19 @@ extension FileDescriptor {
         _ = try retryingInterrupted("fcntl") { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }
     }
 
+    /// A new descriptor for this open file (the lowest free number, close-on-exec); the
+    /// caller owns it and closes it.
+    public func duplicate() throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try retryingInterrupted("fcntl F_DUPFD_CLOEXEC") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) })
+    }
+
+    /// Whether the descriptor was opened for writing (write-only or read-write); false also
+    /// for one that is not open.
+    public var isOpenForWriting: Bool {
+        let flags = fcntl(rawValue, F_GETFL)
+        return flags >= 0 && (flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR)
+    }
+
     /// `dup2(2)`: makes `target` another descriptor for this open file (not close-on-exec).
     public func duplicate(as target: FileDescriptor) throws(Errno) {
         _ = try retryingInterrupted("dup2") { dup2(rawValue, target.rawValue) }
@@ -39,6 +52,17 @@ extension FileDescriptor {
     /// kills the process, without touching the process-wide disposition: SIGPIPE is blocked in
     /// this thread for the call, and one the write raised is consumed before it is unblocked.
     public func writeWithoutSIGPIPE(_ bytes: ArraySlice<UInt8>) throws(Errno) -> Int {
+        try Self.withoutSIGPIPE { () throws(Errno) in try write(bytes) }
+    }
+
+    /// `write(from:)` that turns a closed pipe into `Errno.brokenPipe` instead of a SIGPIPE, as
+    /// `writeWithoutSIGPIPE(_:)` does.
+    public func writeWithoutSIGPIPE(from buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try Self.withoutSIGPIPE { () throws(Errno) in try write(from: buffer) }
+    }
+
+    /// Runs `write` with SIGPIPE blocked in this thread, consuming a SIGPIPE it raised.
+    private static func withoutSIGPIPE(_ write: () throws(Errno) -> Int) throws(Errno) -> Int {
         var pipeSignal = sigset_t()
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
@@ -49,7 +73,7 @@ extension FileDescriptor {
         sigpending(&pendingBefore)
         let alreadyPending = sigismember(&pendingBefore, SIGPIPE) == 1
         do {
-            return try write(bytes)
+            return try write()
         } catch {
             if error == .brokenPipe && !alreadyPending {
                 var now = timespec(tv_sec: 0, tv_nsec: 0)

@@ -67,6 +67,12 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         try retryingInterrupted("write") { bytes.withUnsafeBytes { Glibc.write(rawValue, $0.baseAddress, $0.count) } }
     }
 
+    /// One `write(2)` of the bytes `buffer` points at: how many were written (perhaps fewer).
+    /// For callers whose bytes must not be copied into an array first (secure memory).
+    public func write(from buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingInterrupted("write") { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
     /// Writes all of `bytes`, as many `write(2)` calls as it takes.
     public func writeAll(_ bytes: [UInt8]) throws(Errno) {
         var offset = 0

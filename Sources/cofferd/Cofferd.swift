@@ -16,7 +16,9 @@ struct Cofferd: ParsableCommand {
         discussion: """
         cofferd implements the freedesktop Secret Service API on the session bus, so that \
         secret-tool, libsecret applications, browsers and Python keyring store their secrets \
-        in Coffer's encrypted store.
+        in Coffer's encrypted store. It also serves the Secret portal's backend \
+        (org.freedesktop.impl.portal.Secret), through which xdg-desktop-portal gives sandboxed \
+        (Flatpak) applications their secrets.
 
         Collections are stored in \(FileStore.defaultDirectory(environment: ["HOME": "~"])) \
         (or $XDG_DATA_HOME/coffer, or --data-dir). Each is encrypted with a key derived from \
@@ -130,6 +132,7 @@ struct Cofferd: ParsableCommand {
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, log: log)
         try server.start()
+        server.startSecretPortal()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         connection.run()

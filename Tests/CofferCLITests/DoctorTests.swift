@@ -130,8 +130,10 @@ struct DoctorTests {
         let executable = URL(fileURLWithPath: daemon.executable).resolvingSymlinksInPath().path
         #expect(bus1.finding.contains("served by cofferd (PID \(daemon.pid), \(executable))"), "\(report)")
         #expect(report.one("activation").status == "ok" && report.one("activation").finding.contains("/opt/coffer/bin/cofferd"), "\(report)")
-        // gnome-keyring's portal names org.freedesktop.secrets, which is cofferd's now.
-        #expect(report.one("portal").status == "warning" && report.one("portal").finding.contains("gnome-keyring.portal"), "\(report)")
+        // gnome-keyring's portal names org.freedesktop.secrets, which is cofferd's now: cofferd serves the portal.
+        let portal = report.one("portal")
+        #expect(portal.status == "ok" && portal.finding.contains("gnome-keyring.portal"), "\(report)")
+        #expect(portal.finding.contains("that name is cofferd's (PID \(daemon.pid))"), "\(report)")
         #expect(report.one("store").status == "ok" && report.one("store").finding.contains(dataDir), "\(report)")
         let collections = report.of("collection").map(\.finding)
         #expect(collections.contains { $0.hasPrefix("'login' is unlocked in cofferd") }, "\(report)")
@@ -234,6 +236,17 @@ struct DoctorTests {
         world.extra = ["XDG_CURRENT_DESKTOP": "GNOME"]
         let none = try world.doctor().one("portal")
         #expect(none.finding.contains("no backend would serve") && none.finding.contains("sets it to none"), "\(none)")
+
+        // Coffer's own file: chosen by name, and suggested where nothing is chosen.
+        try world.write(world.portalDir + "/coffer.portal", "[portal]\nDBusName=org.freedesktop.secrets\nInterfaces=\(secret)\n")
+        try world.write(world.portalDir + "/portals.conf", "[preferred]\n\(secret)=coffer\n")
+        world.extra = ["XDG_CURRENT_DESKTOP": "XFCE"]
+        let coffer = try world.doctor().one("portal")
+        #expect(coffer.status == "ok" && coffer.finding.contains("coffer.portal (Coffer's own)") && coffer.finding.contains("portals.conf"), "\(coffer)")
+        try FileManager.default.removeItem(atPath: world.portalDir + "/portals.conf")
+        let unchosen = try world.doctor().one("portal")
+        #expect(unchosen.finding.contains("no backend would serve") && unchosen.finding.contains("coffer.portal"), "\(unchosen)")
+        #expect(unchosen.finding.contains("add \(secret)=coffer under [preferred]"), "\(unchosen)")
     }
 
     @Test("portal: a portals.conf in $XDG_CONFIG_HOME beats a desktop-specific one further down",

@@ -33,6 +33,30 @@ struct SecureBytesIOTests {
         #expect(received.isEmpty)
     }
 
+    @Test func writesEveryByteToADescriptor() throws {
+        let (readEnd, writeEnd) = try FileDescriptor.pipe()
+        defer { readEnd.close() }
+        let secret = try SecureBytes((0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })   // fits the pipe
+        try secret.writeAll(to: writeEnd, timeout: .seconds(30))
+        writeEnd.close()
+        #expect(try SecureBytes.read(toEndOf: readEnd, limit: 100_000) == secret)
+    }
+
+    @Test func aClosedReaderIsABrokenPipeAndAFullOneTimesOut() throws {
+        let secret = try SecureBytes(Array("key".utf8))
+        let (readEnd, writeEnd) = try FileDescriptor.pipe()
+        readEnd.close()
+        #expect(throws: Errno.brokenPipe) { try secret.writeAll(to: writeEnd) }
+        writeEnd.close()
+
+        // A reader that never reads: the pipe fills up, and the writer gives up in time.
+        let (idle, full) = try FileDescriptor.pipe()
+        defer { idle.close(); full.close() }
+        try full.setNonBlocking()
+        while (try? full.write(ArraySlice(repeating: 0, count: 65536))) != nil {}
+        #expect(throws: Errno.timedOut) { try secret.writeAll(to: full, timeout: .milliseconds(50)) }
+    }
+
     @Test func decodesAnEscapedRangeIntoAnotherBuffer() throws {
         let line = try SecureBytes(Array("D p%25ss%0Aword".utf8))
         let pin = try SecureBytes(capacity: 4)

@@ -1,5 +1,6 @@
 import CofferTestSupport
 import DBusKit
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -43,6 +44,32 @@ import Testing
         #expect(try b.requestName("org.coffer.Other") == .primaryOwner)
         #expect(try h.newClient().requestName("org.coffer.Other") == .inQueue)
         #expect(throws: DBusError.self) { try b.requestName("not a bus name") }
+    }
+
+    /// The form for the loop thread: asked from there, answered there, never blocking it.
+    @Test func nameOwnerWithoutWaitingAnswersOnTheLoopThread() throws {
+        let h = try Harness()
+        defer { h.shutdown() }
+        #expect(try h.client.requestName(testBusName, flags: .doNotQueue) == .primaryOwner)
+        h.startServer()
+        let answers = Mutex<[Result<String, DBusError>]>([])
+        let done = DispatchSemaphore(value: 0)
+        h.server.post {
+            for name in [testBusName, "org.coffer.Nobody"] {
+                h.server.nameOwner(name) { result in
+                    answers.withLock { $0.append(result) }
+                    done.signal()
+                }
+            }
+        }
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        let results = answers.withLock { $0 }
+        #expect((try? results.first?.get()) == h.client.uniqueName)
+        guard results.count == 2, case .failure(let error) = results[1] else {
+            Issue.record("expected an error for a name without owner: \(results)")
+            return
+        }
+        #expect(error.name == DBusError.Name.nameHasNoOwner)
     }
 
     @Test func unicastSignalReachesOnlyItsDestination() throws {

@@ -48,6 +48,7 @@ struct MakeInstallTests {
              "share/bash-completion/completions/cofferd", "share/bash-completion/completions/coffer",
              "\(zsh)/_cofferd", "\(zsh)/_coffer",
              "share/fish/vendor_completions.d/cofferd.fish", "share/fish/vendor_completions.d/coffer.fish",
+             "share/xdg-desktop-portal/portals/coffer.portal",
              "share/doc/coffer/README.md", "share/doc/coffer/LICENSE"].map { prefix + "/" + $0 })
     }
 
@@ -69,6 +70,13 @@ struct MakeInstallTests {
         let unit = "/usr/lib/systemd/user/cofferd.service", activation = "/usr/share/coffer/org.freedesktop.secrets.service"
         #expect(files == common("/usr").union([unit, activation, "/usr/lib/\(multiarch)/security/pam_coffer.so"]))
         try expectExecPaths(destdir: destdir, unit: unit, activation: activation, prefix: "/usr")
+        // The Secret portal's backend: whoever owns org.freedesktop.secrets, on every desktop
+        // whose portals.conf chooses it (no UseIn).
+        let portal = destdir + "/usr/share/xdg-desktop-portal/portals/coffer.portal"
+        #expect(try value("DBusName", in: portal) == "org.freedesktop.secrets")
+        #expect(try value("Interfaces", in: portal) == "org.freedesktop.impl.portal.Secret")
+        #expect(try value("UseIn", in: portal) == nil)
+        #expect(try String(contentsOfFile: portal, encoding: .utf8).hasPrefix("[portal]\n"))
     }
 
     @Test("PREFIX=/usr/local: the activation file where the session bus looks; the PAM module in lib/security")

@@ -23,7 +23,8 @@ final class InProcessServer: @unchecked Sendable {
     private let loop: LoopThread
     private let directory: String?
 
-    init(store: Bool = false, answers: [PasswordAnswer] = []) throws {
+    /// `portalAudit` gets the Secret portal's audit events.
+    init(store: Bool = false, answers: [PasswordAnswer] = [], portalAudit: (any AuditRecorder)? = nil) throws {
         bus = try PrivateBus()
         if store {
             let directory = NSTemporaryDirectory() + "coffer-inprocess-" + UUID().uuidString
@@ -37,6 +38,7 @@ final class InProcessServer: @unchecked Sendable {
         serverConnection = try DBusConnection(address: bus.address)
         server = SecretServer(keychain: keychain, connection: serverConnection, passwords: passwords, log: { _ in })
         try server.start()
+        server.startSecretPortal(audit: portalAudit)
         loop = LoopThread(serverConnection)
         client = SecretServiceClient(connection: try DBusConnection(address: bus.address),
                                      destination: serverConnection.uniqueName)

@@ -38,6 +38,7 @@ import Testing
         check(ItemObject.methods, [ItemInterface.description])
         check(SessionObject.methods, [SessionInterface.description])
         check(PromptObject.methods, [PromptInterface.description])
+        check(PortalSecretObject.methods, [PortalSecretInterface.description])
     }
 
     /// What the running server answers to Introspect is, interface for interface, the

@@ -20,7 +20,7 @@ struct Doctor: ParsableCommand {
           activation  which D-Bus activation file the bus would use to start a
                       Secret Service on demand, and whether it starts cofferd
           portal      which xdg-desktop-portal backend would serve the Secret portal
-                      (org.freedesktop.impl.portal.Secret); Coffer has none yet
+                      (org.freedesktop.impl.portal.Secret), and whether that is Coffer
           autostart   whether the desktop starts gnome-keyring's Secret Service at
                       login (XDG autostart, Hidden=true, OnlyShowIn/NotShowIn)
           units       whether gnome-keyring's systemd user units start it

@@ -27,15 +27,29 @@ struct PortalBackend {
 enum PortalCheck {
     static let interface = "org.freedesktop.impl.portal.Secret"
 
+    /// Coffer's own backend file, `coffer.portal`, by the name portals.conf gives it.
+    static let cofferBackend = "coffer"
+    /// The bus name both Coffer's and gnome-keyring's backend files name: whichever Secret
+    /// Service owns it serves the portal.
+    static let secretServiceBusName = "org.freedesktop.secrets"
+
     /// The backend chosen and how (for the finding), or nil and why none.
     struct Choice {
         let backend: PortalBackend?
         let reason: String
+        /// Whether Coffer's backend file is installed (it can be chosen).
+        var cofferOffered = false
     }
 
     static func choose(_ session: SessionPaths) -> Choice {
         let desktops = session.desktops.filter(isValidDesktop).map { $0.lowercased() }
         let backends = loadBackends(session, desktops: desktops)
+        var choice = choose(among: backends, session, desktops: desktops)
+        choice.cofferOffered = backends.contains { $0.name == cofferBackend && $0.serves(interface) }
+        return choice
+    }
+
+    private static func choose(among backends: [PortalBackend], _ session: SessionPaths, desktops: [String]) -> Choice {
         if let (path, preferred) = configuration(session, desktops: desktops) {
             let entry = preferred[interface]
             let fallback = preferred["default"]
@@ -72,15 +86,22 @@ enum PortalCheck {
 
     static func finding(_ choice: Choice, bus: BusState) -> Finding {
         guard let backend = choice.backend else {
-            return Finding("portal", .ok, "no backend would serve the Secret portal (\(interface)): \(choice.reason); Coffer has no portal backend yet")
+            let hint = choice.cofferOffered
+                ? "; for Coffer to serve it, add \(interface)=\(cofferBackend) under [preferred] in ~/.config/xdg-desktop-portal/portals.conf"
+                : ""
+            return Finding("portal", .ok, "no backend would serve the Secret portal (\(interface)): \(choice.reason)\(hint)")
         }
-        let served = "the Secret portal (\(interface)) would be served by \(backend.name).portal (\(backend.dbusName)), \(choice.reason)"
-        if backend.dbusName == "org.freedesktop.secrets", let cofferd = bus.cofferd {
-            return Finding("portal", .warning,
-                           "\(served); that name is now cofferd's (PID \(cofferd.process.map { String($0.pid) } ?? "?")), which has no Secret portal yet, so sandboxed (Flatpak) applications that ask the portal for their key get an error",
-                           fix: "none in Coffer yet; Flatpak applications that need the Secret portal need gnome-keyring serving the name")
+        let file = backend.name == cofferBackend ? "coffer.portal (Coffer's own)" : "\(backend.name).portal"
+        let served = "the Secret portal (\(interface)) would be served by \(file) (\(backend.dbusName)), \(choice.reason)"
+        guard backend.dbusName == secretServiceBusName else { return Finding("portal", .ok, served) }
+        switch bus {
+        case .owned(let owner) where owner.isCofferd:
+            return Finding("portal", .ok, "\(served); that name is cofferd's (PID \(owner.process.map { String($0.pid) } ?? "?")), so sandboxed (Flatpak) applications get their secrets from Coffer")
+        case .owned(let owner):
+            return Finding("portal", .ok, "\(served); that name is \(owner.description)'s now, so it answers the portal, not Coffer")
+        default:
+            return Finding("portal", .ok, "\(served); whichever Secret Service owns that name answers the portal (cofferd does)")
         }
-        return Finding("portal", .ok, "\(served); Coffer has no portal backend yet")
     }
 
     // MARK: Files
