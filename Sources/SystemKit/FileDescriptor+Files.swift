@@ -32,7 +32,7 @@ extension FileDescriptor {
         public static let directory = OpenOptions(rawValue: O_DIRECTORY)
         /// O_NOCTTY: opening a terminal does not make it the controlling terminal.
         public static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
-        /// O_NOFOLLOW: fail (ELOOP) when the last component of the path is a symbolic link.
+        /// O_NOFOLLOW: fail (ELOOP, `Errno.symbolicLink`) when the last component of the path is a symbolic link.
         public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
         /// O_NONBLOCK: opening a FIFO or device does not wait (nor do reads from them).
         public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
