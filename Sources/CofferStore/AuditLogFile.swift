@@ -114,7 +114,9 @@ public final class AuditLogFile: AuditRecorder {
             throw AuditLogFailure("only \(written) of \(bytes.count) bytes were written (is the disk full?)")
         }
         state.unterminated = false
-        let size = try AuditLogFailure.check { () throws(Errno) in try file.status().size }
+        // On an O_APPEND descriptor the offset is where this write ended: the size of the file
+        // then, everyone's earlier lines included.
+        let size = try AuditLogFailure.check { () throws(Errno) in try file.currentOffset() }
         if size >= limit { try rotate(&state) }
     }
 

@@ -83,6 +83,12 @@ extension FileDescriptor {
         return FileStatus(info)
     }
 
+    /// The file offset (`lseek(2)` by 0 from the current position). After a write on an
+    /// `O_APPEND` descriptor: where that write ended, so the file's size then.
+    public func currentOffset() throws(Errno) -> Int {
+        Int(try retryingInterrupted("lseek") { lseek(rawValue, 0, SEEK_CUR) })
+    }
+
     /// `fchmod(2)`.
     public func setPermissions(_ permissions: UInt32) throws(Errno) {
         _ = try retryingInterrupted("fchmod") { fchmod(rawValue, mode_t(permissions)) }
