@@ -29,8 +29,14 @@ extension AuditLogFile {
         for path in paths {
             guard let file = try openIfPresent(path) else { continue }
             defer { file.close() }
-            let bytes: [UInt8]
-            do { bytes = try file.readAll() } catch { throw CofferError.io("cannot read \(path): \(error.reason)") }
+            let kind: FileStatus.Kind, bytes: [UInt8]
+            do {
+                kind = try file.status().kind
+                bytes = kind == .regular ? try file.readAll() : []
+            } catch {
+                throw CofferError.io("cannot read \(path): \(error.reason)")
+            }
+            guard kind == .regular else { throw CofferError.io("\(path) is not a regular file; remove it") }
             contents.exists = true
             for line in bytes.split(separator: 0x0A) {
                 if let event = AuditLogRecord.event(fromLine: line) {
@@ -48,10 +54,11 @@ extension AuditLogFile {
         return contents
     }
 
-    /// The file `path` opened for reading, or nil when there is none.
+    /// The file `path` opened for reading (without waiting, should it be a FIFO), or nil when
+    /// there is none.
     private static func openIfPresent(_ path: String) throws(CofferError) -> FileDescriptor? {
         do {
-            return try FileDescriptor.open(path, .readOnly, options: .noFollow)
+            return try FileDescriptor.open(path, .readOnly, options: [.noFollow, .nonBlocking])
         } catch {
             if error == .noSuchFile { return nil }
             if error == .symbolicLink { throw CofferError.io("\(path) is a symbolic link, which is not followed; remove it") }

@@ -129,15 +129,16 @@ public final class AuditLogFile: AuditRecorder {
         try open(&state)
     }
 
-    /// Opens (creating) the file the name gives now, 0600, never through a symbolic link, and
-    /// notes whether it ends in a line cut short.
+    /// Opens (creating) the file the name gives now, 0600, never through a symbolic link (nor
+    /// waiting on a FIFO: only a regular file is taken), and notes whether it ends in a line cut
+    /// short.
     private func open(_ state: inout State) throws(AuditLogFailure) {
         state.file?.close()
         state.file = nil
         state.identity = nil
         state.unterminated = false
         let file = try AuditLogFailure.check { () throws(Errno) in
-            try FileDescriptor.open(path, .readWrite, options: [.create, .append, .noFollow])
+            try FileDescriptor.open(path, .readWrite, options: [.create, .append, .noFollow, .nonBlocking])
         }
         do throws(AuditLogFailure) {
             let status = try AuditLogFailure.check { () throws(Errno) in try file.status() }

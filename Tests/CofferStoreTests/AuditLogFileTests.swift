@@ -160,6 +160,16 @@ import Testing
         #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
     }
 
+    /// Something other than a file at the name (here a FIFO, which could block a writer or a
+    /// reader forever) is refused at once.
+    @Test func onlyARegularFileIsTaken() throws {
+        #expect(mkfifo(logPath, 0o600) == 0)
+        log().record(event(1))
+        #expect(fixture.warnings.all.count == 1)
+        #expect(fixture.warnings.all.first?.contains("not a regular file") == true, "\(fixture.warnings.all)")
+        #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
+    }
+
     /// A failure is reported once, recording goes on when the cause goes away, and a new failure
     /// is reported again.
     @Test func failuresWarnOnceAndNeverThrow() throws {
