@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto",
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto", "CofferCore", "CofferStore",
                                                        "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
                                                              "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",

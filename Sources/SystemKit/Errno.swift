@@ -49,6 +49,8 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let notPermitted = Errno(EPERM)
     /// EROFS.
     public static let readOnlyFileSystem = Errno(EROFS)
+    /// ELOOP: what opening a symbolic link with `OpenOptions.noFollow` fails with.
+    public static let symbolicLink = Errno(ELOOP)
 }
 
 /// Calls `body` (a system call returning -1 on failure) again for as long as it fails with

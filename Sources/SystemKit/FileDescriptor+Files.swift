@@ -32,7 +32,7 @@ extension FileDescriptor {
         public static let directory = OpenOptions(rawValue: O_DIRECTORY)
         /// O_NOCTTY: opening a terminal does not make it the controlling terminal.
         public static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
-        /// O_NOFOLLOW: fail (ELOOP) when the last component of the path is a symbolic link.
+        /// O_NOFOLLOW: fail (ELOOP, `Errno.symbolicLink`) when the last component of the path is a symbolic link.
         public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
         /// O_NONBLOCK: opening a FIFO or device does not wait (nor do reads from them).
         public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
@@ -81,6 +81,12 @@ extension FileDescriptor {
         var info = stat()
         _ = try retryingInterrupted("fstat") { fstat(rawValue, &info) }
         return FileStatus(info)
+    }
+
+    /// The file offset (`lseek(2)` by 0 from the current position). After a write on an
+    /// `O_APPEND` descriptor: where that write ended, so the file's size then.
+    public func currentOffset() throws(Errno) -> Int {
+        Int(try retryingInterrupted("lseek") { lseek(rawValue, 0, SEEK_CUR) })
     }
 
     /// `fchmod(2)`.

@@ -96,7 +96,7 @@ struct CofferCommand: ParsableCommand {
             Add.self, Search.self, Update.self, Delete.self,
             Collections.self, CreateCollection.self, DeleteCollection.self,
             Lock.self, Unlock.self, Passwd.self, Alias.self, Policy.self, Access.self, Import.self, Export.self,
-            Doctor.self,
+            Doctor.self, AuditLog.self,
         ]
     )
 

@@ -86,13 +86,6 @@ struct Collections: ParsableCommand {
             [row.info.id.rawValue, row.info.isLocked ? "yes" : "no", String(row.info.itemCount),
              row.aliases.isEmpty ? "-" : row.aliases.joined(separator: ","), Encode.display(row.info.label)]
         }
-        let widths = (0..<4).map { column in cells.map { $0[column].count }.max() ?? 0 }
-        return cells.map { row in
-            var line = ""
-            for column in 0..<4 {
-                line += row[column] + String(repeating: " ", count: widths[column] - row[column].count + 2)
-            }
-            return line + row[4]
-        }
+        return TextTable.lines(cells)
     }
 }

@@ -64,7 +64,7 @@ struct Export: ParsableCommand {
         if !force && FileManager.default.fileExists(atPath: output) {
             throw CLIError.duplicate("\(Encode.display(output)) exists; nothing was written. Choose another file, or add --force to replace it")
         }
-        let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
+        let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let input = InputSource(passwordFromStdin: passwords.passwordStdin)
         let ids = try selected(in: keychain)

@@ -53,7 +53,7 @@ struct Import: ParsableCommand {
         }
         defer { client.close() }
         let collections = try BusImport.read(from: client) { Output.note($0) }
-        let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
+        let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
                                        dryRun: importing.dryRun)

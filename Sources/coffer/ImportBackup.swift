@@ -44,7 +44,7 @@ struct ImportBackup: ParsableCommand {
         } catch let error as BackupError {
             throw CLIError.storeFailure("\(Encode.display(file)): \(error); nothing was restored")
         }
-        let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
+        let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: input, dryRun: importing.dryRun)
         for collection in backup.collections {

@@ -59,7 +59,7 @@ struct ImportGnomeKeyring: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let directory = GnomeKeyringFiles.directory(environment: environment)
         let paths = try files.isEmpty ? Self.keyringFiles(in: directory) : files
-        let keychain = Keychain(provider: try FileStore(directory: global.dataDir ?? FileStore.defaultDirectory()),
+        let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
                                        dryRun: importing.dryRun)

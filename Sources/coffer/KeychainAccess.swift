@@ -25,7 +25,7 @@ struct KeychainAccess {
         if !direct, global.dataDir == nil, let daemon = DaemonKeychain.connectIfRunning() {
             keychain = daemon
         } else {
-            keychain = try DirectKeychain(directory: global.dataDir ?? FileStore.defaultDirectory())
+            keychain = try DirectKeychain(directory: global.storeDirectory)
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferCore
+import CofferStore
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
@@ -7,6 +8,9 @@ struct GlobalOptions: ParsableArguments {
             help: ArgumentHelp("Use the store in <dir> instead of the default ($COFFER_DATA_DIR, else $XDG_DATA_HOME/coffer, else ~/.local/share/coffer).",
                                valueName: "dir"))
     var dataDir: String?
+
+    /// The store directory: `--data-dir`, else the default for this environment.
+    var storeDirectory: String { dataDir ?? FileStore.defaultDirectory() }
 }
 
 /// How collection passwords are read.

@@ -36,22 +36,7 @@ func isValidUTF8(_ bytes: [UInt8]) -> Bool {
 enum Encode {
     /// Appends `bytes` (well-formed UTF-8) as a JSON string literal.
     static func jsonString(_ bytes: [UInt8], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x00..<0x20, 0x7F:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(Hex.digit(byte >> 4))
-                out.append(Hex.digit(byte & 0xF))
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(bytes, to: &out)
     }
 
     static func jsonString(_ text: String, to out: inout [UInt8]) {

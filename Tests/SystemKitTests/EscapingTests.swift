@@ -19,6 +19,25 @@ import Testing
         #expect(Hex.digit(11) == UInt8(ascii: "b") && Hex.digit(11, uppercase: true) == UInt8(ascii: "B"))
     }
 
+    /// The quote, the backslash and the control characters are escaped; anything else (UTF-8
+    /// included) is copied, the same whether the bytes are contiguous or not.
+    @Test func jsonStringEscapesQuoteBackslashAndControls() {
+        let text = "a\"b\\c\nd\re\tf\u{0}\u{1F}\u{7F} é🔑 plain"
+        let expected = #""a\"b\\c\nd\re\tf\u0000\u001f\u007f é🔑 plain""#
+        var contiguous: [UInt8] = []
+        JSONString.append(text.utf8, to: &contiguous)
+        #expect(String(decoding: contiguous, as: UTF8.self) == expected)
+        var oneByOne: [UInt8] = []
+        JSONString.append(text.utf8.lazy.map { $0 }, to: &oneByOne)
+        #expect(oneByOne == contiguous)
+        var pieces: [UInt8] = Array("[".utf8)
+        JSONString.appendContents("x\"".utf8, to: &pieces)
+        #expect(pieces == Array(#"[x\""#.utf8))
+        var empty: [UInt8] = []
+        JSONString.append([UInt8](), to: &empty)
+        #expect(empty == [0x22, 0x22])
+    }
+
     @Test func percentEncodingEscapesWhatIsNotUnreservedAndRoundTrips() {
         let assuan = PercentEncoding(uppercase: true) { $0 >= 0x20 && $0 != 0x7F }
         #expect(assuan.encode(Array("a%b\nc\u{7F}".utf8)) == Array("a%25b%0Ac%7F".utf8))

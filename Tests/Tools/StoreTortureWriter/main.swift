@@ -4,12 +4,14 @@
 //
 // usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT [MAX_FILE_BYTES]   (password on stdin)
 // With MAX_FILE_BYTES, files may not grow past that size (RLIMIT_FSIZE), as on a full disk.
+// `StoreTortureWriter --audit ...` records audit events instead (see AuditWriter.swift).
 import CofferCore
 import CofferCrypto
 import CofferStore
 import Foundation
 
 let arguments = CommandLine.arguments
+if arguments.count > 1 && arguments[1] == "--audit" { exit(AuditWriter.run(Array(arguments.dropFirst(2)))) }
 guard (5...6).contains(arguments.count), let collection = CollectionID(arguments[2]), let count = Int(arguments[4]) else {
     FileHandle.standardError.write(Data("usage: StoreTortureWriter DIRECTORY COLLECTION PREFIX COUNT [MAX_FILE_BYTES]\n".utf8))
     exit(2)

@@ -1,0 +1,161 @@
+import CofferCore
+import CofferStore
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer log` through the built binary, on events written with `AuditLogFile` into the
+/// fixture's store directory.
+@Suite(.timeLimit(.minutes(5))) struct AuditLogCommandTests {
+    let now = UInt64(Date().timeIntervalSince1970)
+    let secretTool = Application(encoded: "exe:/usr/bin/secret-tool")!
+    let flatpak = Application(kind: .flatpak, name: "org.example.Mail")!
+
+    /// Five events: three days ago, an hour ago and now, in three collections, by two apps and the service.
+    func events() -> [AuditEvent] {
+        [AuditEvent(time: now - 3 * 86400, action: .write, outcome: .ok, application: secretTool, collection: .login, item: 1,
+                    label: "GitHub", detail: "creator"),
+         AuditEvent(time: now - 3600, action: .read, outcome: .denied, application: flatpak, collection: .login, item: 1,
+                    label: "GitHub", detail: "strict policy"),
+         AuditEvent(time: now - 3600, action: .unlock, outcome: .failed, collection: CollectionID("work"), label: "Work",
+                    detail: "wrong password"),
+         AuditEvent(time: now, action: .read, outcome: .ok, application: secretTool, collection: CollectionID("work"), item: 7,
+                    label: "tab\tand \"quotes\" 🔑", detail: nil),
+         AuditEvent(time: now, action: .read, outcome: .denied, application: secretTool, collection: CollectionID("other"), item: 2)]
+    }
+
+    func fixtureWithEvents() throws -> CLIFixture {
+        let fixture = try CLIFixture()
+        try FileManager.default.createDirectory(atPath: fixture.dataDir, withIntermediateDirectories: true)
+        let log = AuditLogFile(directory: fixture.dataDir) { Issue.record("warning: \($0)") }
+        events().forEach(log.record)
+        try "default=work\n".write(toFile: fixture.dataDir + "/aliases", atomically: true, encoding: .utf8)
+        return fixture
+    }
+
+    func time(_ seconds: UInt64) -> String {
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// The items (or, for collection events, the actions) `coffer log --json <arguments>` prints.
+    func logged(_ fixture: CLIFixture, _ arguments: [String]) throws -> [String] {
+        let result = try fixture.run(["log", "--json"] + arguments)
+        #expect(result.status == 0, "\(arguments): \(result)")
+        return try CLIFixture.jsonArray(result).map { object in
+            (object["item"] as? Int).map { "\(object["collection"]!)/\($0)" } ?? "\(object["action"]!)"
+        }
+    }
+
+    @Test func noLogYetIsSaidPlainly() throws {
+        let fixture = try CLIFixture()
+        let text = try fixture.run(["log"])
+        #expect(text.status == 0 && text.stdout.isEmpty)
+        #expect(text.stderr == "coffer: no audit log yet in \(fixture.dataDir): nothing has been recorded there\n")
+        let json = try fixture.run(["log", "--json"])
+        #expect(json.status == 0 && json.stdout == "[]\n")
+    }
+
+    @Test func printsOneLineAnEventOldestFirstInLocalTime() throws {
+        let fixture = try fixtureWithEvents()
+        let result = try fixture.run(["log"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let t = time
+        #expect(lines == [
+            "TIME                 APPLICATION                 ACTION  OUTCOME  COLLECTION  LABEL                DETAIL",
+            "\(t(now - 3 * 86400))  /usr/bin/secret-tool        write   ok       login       GitHub               creator",
+            "\(t(now - 3600))  org.example.Mail (Flatpak)  read    denied   login       GitHub               strict policy",
+            "\(t(now - 3600))  -                           unlock  failed   work        Work                 wrong password",
+            "\(t(now))  /usr/bin/secret-tool        read    ok       work        tab\\tand \"quotes\" 🔑  -",
+            "\(t(now))  /usr/bin/secret-tool        read    denied   other       #2                   -",
+        ], "\(result.stdout)")
+    }
+
+    @Test func jsonHasEveryFieldAndNullForNone() throws {
+        let fixture = try fixtureWithEvents()
+        let objects = try CLIFixture.jsonArray(try fixture.run(["log", "--json"]))
+        #expect(objects.count == 5)
+        let first = objects[0]
+        #expect(first["time"] as? Int == Int(now - 3 * 86400))
+        #expect(first["app"] as? String == "exe:/usr/bin/secret-tool")
+        #expect(first["action"] as? String == "write" && first["outcome"] as? String == "ok")
+        #expect(first["collection"] as? String == "login" && first["item"] as? Int == 1)
+        #expect(first["label"] as? String == "GitHub" && first["detail"] as? String == "creator")
+        #expect(objects[2]["app"] is NSNull && objects[2]["item"] is NSNull)
+        #expect(objects[3]["label"] as? String == "tab\tand \"quotes\" 🔑" && objects[3]["detail"] is NSNull)
+        #expect(Set(objects.flatMap(\.keys)) == ["time", "action", "outcome", "app", "collection", "item", "label", "detail"])
+    }
+
+    @Test func eachFilter() throws {
+        let fixture = try fixtureWithEvents()
+        #expect(try logged(fixture, []) == ["login/1", "login/1", "unlock", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--collection", "login"]) == ["login/1", "login/1"])
+        // An alias names the collection it points to (here: default -> work).
+        #expect(try logged(fixture, ["--collection", "default"]) == ["unlock", "work/7"])
+        #expect(try logged(fixture, ["--collection", "nothing"]) == [])
+        #expect(try logged(fixture, ["--app", "secret-tool"]) == ["login/1", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--app", "exe:/usr/bin/secret-tool"]) == ["login/1", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--app", "/usr/bin/secret-tool"]) == ["login/1", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--app", "flatpak:org.example.Mail"]) == ["login/1"])
+        #expect(try logged(fixture, ["--app", "example"]) == ["login/1"])
+        #expect(try logged(fixture, ["--app", "snap:example"]) == [])
+        #expect(try logged(fixture, ["--denied"]) == ["login/1", "other/2"])
+        #expect(try logged(fixture, ["--since", "2d"]) == ["login/1", "unlock", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--since", "10m"]) == ["work/7", "other/2"])
+        #expect(try logged(fixture, ["--since", "1h1m"]) == ["login/1", "unlock", "work/7", "other/2"])
+        #expect(try logged(fixture, ["--since", "2000-01-01"]).count == 5)
+        #expect(try logged(fixture, ["--since", "2999-01-01T00:00Z"]) == [])
+        #expect(try logged(fixture, ["-n", "2"]) == ["work/7", "other/2"])
+        #expect(try logged(fixture, ["--last", "0"]) == [])
+        #expect(try logged(fixture, ["--denied", "--app", "secret-tool", "--last", "1", "--since", "1d"]) == ["other/2"])
+
+        let none = try fixture.run(["log", "--collection", "nothing"])
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr == "coffer: no event matches\n")
+        let one = try fixture.run(["log", "--denied", "--last", "1"])
+        #expect(one.stdout.split(separator: "\n").count == 2 && one.stdout.contains("#2"))
+    }
+
+    @Test(arguments: ["yesterday", "5", "3x", "-1h", "2026-13-01", "2026-02-30", "2026-11-23T25:00", "2026-11-23 14"])
+    func aSinceItCannotReadIsAUsageError(since: String) throws {
+        let fixture = try fixtureWithEvents()
+        let result = try fixture.run(["log", "--since=\(since)"])
+        #expect(result.status == 2 && result.stdout.isEmpty, "\(since): \(result)")
+        #expect(result.stderr.hasPrefix("coffer: --since wants a duration"), "\(since): \(result.stderr)")
+    }
+
+    @Test func damagedLinesAreSkippedWithAWarning() throws {
+        let fixture = try fixtureWithEvents()
+        let handle = try #require(FileHandle(forWritingAtPath: fixture.dataDir + "/audit.log"))
+        try handle.seekToEnd()
+        handle.write(Data("garbage\n{\"time\":1,\"act".utf8))
+        try handle.close()
+        let result = try fixture.run(["log", "--json"])
+        #expect(result.status == 0)
+        #expect(try CLIFixture.jsonArray(result).count == 5)
+        #expect(result.stderr == "coffer: warning: 2 lines of the audit log could not be read (cut short by a crash, or damaged) and were skipped\n")
+    }
+
+    @Test func rotatedFilesAreReadToo() throws {
+        let fixture = try CLIFixture()
+        try FileManager.default.createDirectory(atPath: fixture.dataDir, withIntermediateDirectories: true)
+        let log = AuditLogFile(directory: fixture.dataDir, limit: 1000) { Issue.record("warning: \($0)") }
+        for n in 0..<30 {
+            log.record(AuditEvent(time: now - 100 + UInt64(n), action: .read, outcome: .ok, collection: .login, item: UInt64(n)))
+        }
+        #expect(FileManager.default.fileExists(atPath: fixture.dataDir + "/audit.log.2"))
+        let items = try logged(fixture, [])
+        #expect(items.count > 10 && items.last == "login/29")
+        #expect(items == items.sorted { Int($0.dropFirst(6))! < Int($1.dropFirst(6))! })
+    }
+
+    @Test func theHelpSaysWhatWhereAndHowBig() throws {
+        let result = try CLIFixture().run(["log", "--help"], dataDir: false)
+        #expect(result.status == 0)
+        for words in ["never holds a secret", "audit.log", "~/.local/share/coffer", "1 MiB", "3 MiB", "--denied", "--since", "--json"] {
+            #expect(result.stdout.contains(words), "the help does not say '\(words)'")
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import CofferCore
+import CofferStore
+import Foundation
+import Testing
+
+/// The audit log file in one process: its lines, its permissions, rotation, and what it does
+/// when the file or the directory is not what it expects.
+@Suite(.timeLimit(.minutes(5))) struct AuditLogFileTests {
+    let fixture = try! StoreFixture()
+    var directory: String { fixture.directory }
+    var logPath: String { directory + "/audit.log" }
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: fixture.directory, withIntermediateDirectories: true)
+    }
+
+    func log(limit: Int = AuditLogFile.defaultLimit, recheck: Duration = .seconds(1)) -> AuditLogFile {
+        let warnings = fixture.warnings
+        return AuditLogFile(directory: directory, limit: limit, recheckInterval: recheck) { warnings.append($0) }
+    }
+
+    func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    func event(_ n: Int, label: String? = nil) -> AuditEvent {
+        AuditEvent(time: 1_800_000_000 + UInt64(n), action: .read, outcome: .ok,
+                   application: Application(kind: .executable, name: "/usr/bin/secret-tool"),
+                   collection: CollectionID("login"), item: UInt64(n), label: label ?? "item \(n)", detail: "creator")
+    }
+
+    @Test func aLineIsTheDocumentedJSON() throws {
+        let line = AuditLogRecord.line(for: AuditEvent(time: 1_795_000_000, action: .read, outcome: .ok,
+                                                       application: Application(encoded: "exe:/usr/bin/secret-tool"),
+                                                       collection: .login, item: 3, label: "GitHub", detail: "creator"))
+        #expect(String(decoding: line, as: UTF8.self)
+            == #"{"time":1795000000,"action":"read","outcome":"ok","app":"exe:/usr/bin/secret-tool","collection":"login","item":3,"label":"GitHub","detail":"creator"}"# + "\n")
+        let bare = AuditLogRecord.line(for: AuditEvent(time: 5, action: .unlock, outcome: .failed))
+        #expect(String(decoding: bare, as: UTF8.self) == #"{"time":5,"action":"unlock","outcome":"failed"}"# + "\n")
+    }
+
+    /// Any label survives the trip through the file, and stays on its one line.
+    @Test func everyFieldRoundTrips() throws {
+        let labels = ["plain", #"say "hi""#, #"C:\path\to\"thing""#, "two\nlines\r\n", "tab\there", "nul\u{0}and\u{1}\u{1F}\u{7F}",
+                      "emoji 🔑👩‍👩‍👧 and é (e\u{301})", "日本語のラベル", "line\u{2028}separator", "", "\\u0041 is not A",
+                      #"{"time":1,"action":"read","outcome":"ok"}"#]
+        var events = labels.enumerated().map { event($0.offset, label: $0.element) }
+        events.append(AuditEvent(time: 0, action: .policy, outcome: .denied))
+        events.append(AuditEvent(time: UInt64.max, action: .portal, outcome: .failed,
+                                 application: Application(kind: .flatpak, name: "org.example.App"),
+                                 collection: CollectionID("Work_2"), item: UInt64.max, label: nil, detail: "wrong \"password\""))
+        events.append(AuditEvent(time: 7, action: .grant, outcome: .ok, application: Application(kind: .snap, name: "my-snap"),
+                                 detail: "asked: allowed once"))
+        let audit = log()
+        events.forEach(audit.record)
+
+        let text = try String(contentsOfFile: logPath, encoding: .utf8)
+        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count == events.count + 1)
+        let read = try AuditLogFile.read(directory: directory)
+        #expect(read.exists && read.skippedLines == 0)
+        #expect(read.events == events.sorted { $0.time < $1.time })
+        #expect(fixture.warnings.all.isEmpty)
+    }
+
+    @Test func theFileIsPrivateEvenWhenFoundOpen() throws {
+        // The store directory FileStore makes is 0700; the log in it is 0600.
+        _ = try fixture.store()
+        #expect(try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int == 0o700)
+        log().record(event(1))
+        #expect(try FileManager.default.attributesOfItem(atPath: logPath)[.posixPermissions] as? Int == 0o600)
+        // A log someone made readable is made private again by the next process that opens it.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: logPath)
+        log().record(event(2))
+        #expect(try FileManager.default.attributesOfItem(atPath: logPath)[.posixPermissions] as? Int == 0o600)
+        #expect(try AuditLogFile.read(directory: directory).events.count == 2)
+    }
+
+    @Test func rotationBoundsTheSizeAndKeepsTheNewest() throws {
+        let limit = 4096
+        let audit = log(limit: limit)
+        let lineSize = AuditLogRecord.line(for: event(9999)).count
+        for n in 0..<2000 { audit.record(event(n)) }
+
+        let paths = [logPath, logPath + ".1", logPath + ".2"]
+        #expect(paths.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        #expect(!FileManager.default.fileExists(atPath: logPath + ".3"))
+        for path in paths { #expect(size(path) < limit + lineSize, "\(path) is \(size(path)) bytes") }
+        #expect(paths.map(size).reduce(0, +) <= 3 * limit)
+
+        let read = try AuditLogFile.read(directory: directory)
+        #expect(read.skippedLines == 0)
+        let numbers = read.events.compactMap(\.item)
+        // The newest events, without a gap, up to the last one recorded.
+        #expect(numbers.last == 1999)
+        #expect(numbers == Array(numbers.first!...1999))
+        #expect(numbers.count >= 2 * limit / lineSize)
+        #expect(fixture.warnings.all.isEmpty)
+    }
+
+    /// Two writers with their own descriptors (as two processes have): when one rotates, the
+    /// other notices at its next event that its file was moved away, and reopens without
+    /// rotating a second time.
+    @Test func aWriterWhoseFileWasRotatedReopensWithoutRotatingAgain() throws {
+        let limit = 2048
+        let first = log(limit: limit), second = log(limit: limit)
+        second.record(event(0, label: "second, before"))
+        var n = 1
+        while !FileManager.default.fileExists(atPath: logPath + ".1") {
+            first.record(event(n))
+            n += 1
+        }
+        #expect(size(logPath) == 0)
+        second.record(event(n, label: "second, into the rotated file"))
+        #expect(!FileManager.default.fileExists(atPath: logPath + ".2"), "the second writer rotated again")
+        second.record(event(n + 1, label: "second, after"))
+        let current = try String(contentsOfFile: logPath, encoding: .utf8)
+        #expect(current.contains("second, after") && !current.contains("second, into"))
+        let labels = try AuditLogFile.read(directory: directory).events.compactMap(\.label)
+        #expect(labels.contains("second, before") && labels.contains("second, into the rotated file") && labels.contains("second, after"))
+    }
+
+    @Test func aRemovedFileIsMadeAgain() throws {
+        let audit = log(recheck: .zero)
+        audit.record(event(1))
+        try FileManager.default.removeItem(atPath: logPath)
+        audit.record(event(2))
+        #expect(try AuditLogFile.read(directory: directory).events.map(\.item) == [2])
+    }
+
+    @Test func tornAndDamagedLinesAreSkippedAndCounted() throws {
+        let audit = log()
+        for n in 0..<3 { audit.record(event(n)) }
+        let handle = try #require(FileHandle(forWritingAtPath: logPath))
+        try handle.seekToEnd()
+        handle.write(Data("not a record\n\n   \n{\"time\":1,\"action\":\"launch\",\"outcome\":\"ok\"}\n".utf8))
+        handle.write(Data(#"{"time":1800000009,"action":"read","outcome":"ok","label":"cut sh"#.utf8))
+        try handle.close()
+        var read = try AuditLogFile.read(directory: directory)
+        #expect(read.events.map(\.item) == [0, 1, 2])
+        #expect(read.skippedLines == 3)
+
+        // The next process to record ends the torn line first, so its own line is whole.
+        log().record(event(3))
+        read = try AuditLogFile.read(directory: directory)
+        #expect(read.events.map(\.item) == [0, 1, 2, 3])
+        #expect(read.skippedLines == 3)
+    }
+
+    @Test func aSymbolicLinkIsNeverFollowed() throws {
+        let target = fixture.directory + "-elsewhere"
+        _ = FileManager.default.createFile(atPath: target, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        try FileManager.default.createSymbolicLink(atPath: logPath, withDestinationPath: target)
+        let audit = log()
+        audit.record(event(1))
+        audit.record(event(2))
+        #expect(size(target) == 0)
+        #expect(fixture.warnings.all.count == 1)
+        #expect(fixture.warnings.all.first?.contains("symbolic link") == true, "\(fixture.warnings.all)")
+        #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
+    }
+
+    /// Something other than a file at the name (here a FIFO, which could block a writer or a
+    /// reader forever) is refused at once.
+    @Test func onlyARegularFileIsTaken() throws {
+        #expect(mkfifo(logPath, 0o600) == 0)
+        log().record(event(1))
+        #expect(fixture.warnings.all.count == 1)
+        #expect(fixture.warnings.all.first?.contains("not a regular file") == true, "\(fixture.warnings.all)")
+        #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
+    }
+
+    /// A failure is reported once, recording goes on when the cause goes away, and a new failure
+    /// is reported again.
+    @Test func failuresWarnOnceAndNeverThrow() throws {
+        let audit = log(recheck: .zero)
+        audit.record(event(0))
+        try FileManager.default.removeItem(atPath: directory)
+        for n in 1...3 { audit.record(event(n)) }
+        #expect(fixture.warnings.all.count == 1)
+        #expect(fixture.warnings.all.first?.contains("cannot be written") == true, "\(fixture.warnings.all)")
+
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        audit.record(event(4))
+        #expect(try AuditLogFile.read(directory: directory).events.map(\.item) == [4])
+        try FileManager.default.removeItem(atPath: directory)
+        audit.record(event(5))
+        #expect(fixture.warnings.all.count == 2)
+    }
+
+    @Test func noLogYet() throws {
+        let read = try AuditLogFile.read(directory: directory)
+        #expect(!read.exists && read.events.isEmpty && read.skippedLines == 0)
+        #expect(!FileManager.default.fileExists(atPath: logPath), "reading created the log")
+    }
+
+    /// Lines another JSON writer could have produced are read; anything else is not a record.
+    @Test func theReaderTakesAnyJSONSpellingAndRejectsTheRest() throws {
+        func parse(_ text: String) -> AuditEvent? { AuditLogRecord.event(fromLine: Array(text.utf8)[...]) }
+        let spaced = parse(#" { "outcome" : "denied" , "time" : 12 ,"action":"read", "label": "\"\/\u00e9\ud83d\udd11\n", "item": null, "new": [1] } "#)
+        #expect(spaced == nil, "a nested value is not part of the format")
+        let escaped = parse(#" { "outcome" : "denied" , "time" : 12 ,"action":"read", "label": "\"\/\u00e9\ud83d\udd11\n", "item": null, "new": true } "#)
+        #expect(escaped == AuditEvent(time: 12, action: .read, outcome: .denied, label: "\"/é🔑\n"))
+        for bad in [#"{"time":12,"action":"read"}"#, #"{"time":-1,"action":"read","outcome":"ok"}"#,
+                    #"{"time":012,"action":"read","outcome":"ok"}"#, #"{"time":1.5,"action":"read","outcome":"ok"}"#,
+                    #"{"time":99999999999999999999,"action":"read","outcome":"ok"}"#,
+                    #"{"time":1,"action":"read","outcome":"ok","app":"relative/path"}"#,
+                    #"{"time":1,"action":"read","outcome":"ok","collection":"not-an-id"}"#,
+                    #"{"time":1,"action":"read","outcome":"ok","label":"\ud800"}"#,
+                    "{\"time\":1,\"action\":\"read\",\"outcome\":\"ok\",\"label\":\"raw\ttab\"}",
+                    #"{"time":1,"action":"read","outcome":"ok"} trailing"#, #"{"time":1,"action":"read","outcome":"ok""#, ""] {
+            #expect(parse(bad) == nil, "\(bad)")
+        }
+        #expect(AuditLogRecord.event(fromLine: [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D][...]) == nil)
+    }
+}
