@@ -149,6 +149,10 @@ struct AccessGrantCommand: ParsableCommand {
                                        executableDigest: digest), now: now)
             }
         }
+        for target in targets {
+            AccessAudit.record(.grant, in: rules, application: application, item: target,
+                               detail: "coffer access grant" + (expires == nil ? "" : " (expires)"))
+        }
         let what = targets == [nil] ? "every item of '\(rules.collection)'" : "\(targets.count) item(s) of '\(rules.collection)'"
         Output.line("\(application.description) may now read \(what)\(expires.map { " until \(LocalTime.format(secondsSince1970: $0))" } ?? "")")
     }
@@ -198,6 +202,7 @@ struct AccessRevoke: ParsableCommand {
         guard removed > 0 else {
             throw CLIError.notFound("\(application.description) has no grant\(item.map { " for item \($0)" } ?? "") in '\(rules.collection)'; see: \(rules.access.command("access list --collection \(rules.collection.rawValue)"))")
         }
+        AccessAudit.record(.revoke, in: rules, application: application, item: item, detail: "\(removed) grant(s) removed")
         Output.line("removed \(removed) grant(s) of \(application.description) in '\(rules.collection)'")
     }
 }

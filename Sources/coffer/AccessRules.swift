@@ -10,9 +10,12 @@ struct AccessRules {
     let keychain: Keychain
     let collection: CollectionID
     let access: KeychainAccess
+    /// The store directory (where the audit log is).
+    let directory: String
 
     init(_ global: GlobalOptions, collection name: String?, passwords: PasswordOptions) throws {
         access = try KeychainAccess(global, direct: true)
+        directory = global.storeDirectory
         guard let keychain = access.storeKeychain else { throw CLIError.storeFailure("cannot open the store files") }
         self.keychain = keychain
         collection = try access.resolve(name)

@@ -7,10 +7,20 @@ import CofferStore
 final class DirectKeychain: KeychainBackend {
     let keychain: Keychain
     let directory: String
+    /// What this process does to the files goes to the store's audit log, as the daemon's does.
+    private let audit: AuditLogFile
+    private let program = Application.thisProgram
 
     init(directory: String) throws {
         self.directory = directory
         keychain = Keychain(provider: try FileStore(directory: directory), sessionCollection: false)
+        audit = AuditLogFile(directory: directory)
+    }
+
+    private func record(_ action: AuditEvent.Action, _ reference: ItemReference, outcome: AuditEvent.Outcome = .ok,
+                        label: String? = nil, detail: String) {
+        audit.record(AuditEvent(action: action, outcome: outcome, application: program, collection: reference.collection,
+                                item: reference.item, label: label ?? (try? keychain.metadata(of: reference).label), detail: detail))
     }
 
     var keepsUnlocked: Bool { false }
@@ -27,7 +37,21 @@ final class DirectKeychain: KeychainBackend {
 
     func deleteCollection(_ id: CollectionID) throws { try keychain.deleteCollection(id) }
     func lock(_ id: CollectionID) throws { try keychain.lock(id) }
-    func unlock(_ id: CollectionID, password: SecureBytes) throws { try keychain.unlock(id, password: password) }
+
+    func unlock(_ id: CollectionID, password: SecureBytes) throws {
+        let label = try? keychain.info(id).label
+        do {
+            try keychain.unlock(id, password: password)
+            audit.record(AuditEvent(action: .unlock, outcome: .ok, application: program, collection: id, label: label,
+                                    detail: "password given to coffer"))
+        } catch {
+            if isWrongPassword(error) {
+                audit.record(AuditEvent(action: .unlock, outcome: .failed, application: program, collection: id, label: label,
+                                        detail: "wrong password given to coffer"))
+            }
+            throw error
+        }
+    }
 
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws {
         try keychain.changePassword(id, from: old, to: new)
@@ -38,7 +62,9 @@ final class DirectKeychain: KeychainBackend {
         item.creator = Application.thisProgram
         let existing = replace ? try keychain.collection(id).itemIDs(withExactly: item.attributes) : []
         let reference = try keychain.add(item, to: id, onDuplicate: replace ? .replace : .fail)
-        return (reference, existing.contains(reference.item))
+        let replaced = existing.contains(reference.item)
+        record(.write, reference, detail: replaced ? "replaced by coffer" : "created by coffer")
+        return (reference, replaced)
     }
 
     func search(_ query: Query) throws -> [ItemMatch] {
@@ -46,12 +72,27 @@ final class DirectKeychain: KeychainBackend {
     }
 
     func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
-        try keychain.forEachSecret(of: references, body)
+        // Labels first: the store is not re-entered while it hands out secrets.
+        let labels = references.map { try? keychain.metadata(of: $0).label }
+        try keychain.forEachSecret(of: references) { position, secret in
+            record(.read, references[position], label: labels[position], detail: "collection password given to coffer")
+            try body(position, secret)
+        }
     }
 
     func update(_ query: Query, with changes: ItemChanges) throws -> [ItemReference] {
-        try keychain.update(query, with: changes)
+        let changed = try keychain.update(query, with: changes)
+        for reference in changed { record(.write, reference, detail: "changed by coffer") }
+        return changed
     }
 
-    func delete(_ query: Query) throws -> [ItemReference] { try keychain.delete(query) }
+    func delete(_ query: Query) throws -> [ItemReference] {
+        let labels = try keychain.search(Query(attributes: query.attributes, collection: query.collection, limit: query.limit,
+                                               returnAttributes: true))
+        let deleted = try keychain.delete(query)
+        for match in labels where deleted.contains(match.reference) {
+            record(.delete, match.reference, label: match.metadata?.label, detail: "deleted by coffer")
+        }
+        return deleted
+    }
 }

@@ -29,7 +29,7 @@ extension LocalTime {
     }
 
     /// `1h30m` as seconds (nil unless it is number-unit pairs and nothing else).
-    private static func duration(_ text: String) -> UInt64? {
+    static func duration(_ text: String) -> UInt64? {
         let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
         var total: UInt64 = 0, digits = ""
         for character in text {

@@ -49,7 +49,9 @@ struct Policy: ParsableCommand {
             Output.line("\(current.rawValue): \(current.summary)")
             return
         }
+        let before = try rules.rules.policy
         try rules.change { $0.policy = policy }
+        AccessAudit.record(.policy, in: rules, detail: "\(before.rawValue) -> \(policy.rawValue)")
         Output.line("collection '\(rules.collection)' is now \(policy.rawValue): \(policy.summary)")
     }
 }

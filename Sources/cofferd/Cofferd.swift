@@ -119,7 +119,8 @@ struct Cofferd: ParsableCommand {
         let directory = dataDir ?? FileStore.defaultDirectory()
         let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
         // The password is read, used and wiped here: it is gone before the daemon serves.
-        if unlock { try Startup.unlockLogin(keychain, password: try Startup.readPassword(), log: log) }
+        let audit = AuditLogFile(directory: directory, warn: { log("warning: audit log: \($0)") })
+        if unlock { try Startup.unlockLogin(keychain, password: try Startup.readPassword(), audit: audit, log: log) }
         readiness?.leaveTerminal()
 
         let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
@@ -130,9 +131,9 @@ struct Cofferd: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
-        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, log: log)
+        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit, log: log)
         try server.start()
-        server.startSecretPortal()
+        server.startSecretPortal(audit: audit)
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         connection.run()

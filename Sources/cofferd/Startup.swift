@@ -54,16 +54,23 @@ enum Startup {
     /// they name none); when there is none, creates `login` with `password` and unlocks it. A
     /// damaged collection is left exactly as it is (never replaced by a fresh one) and
     /// reported; the daemon still starts and serves the other collections.
-    static func unlockLogin(_ keychain: Keychain, password: SecureBytes?, log: (String) -> Void) throws {
+    static func unlockLogin(_ keychain: Keychain, password: SecureBytes?, audit: any AuditRecorder,
+                            log: (String) -> Void) throws {
         guard let password else { return }
         guard let target = try keychain.resolveAlias(Keychain.defaultAlias) else {
             try keychain.createCollection(label: "Login", id: .login, password: password)
             log("created the login collection (the default one), and unlocked it")
+            audit.record(AuditEvent(action: .unlock, outcome: .ok, collection: .login, label: "Login",
+                                    detail: "created by cofferd --unlock"))
             return
         }
         do {
             try unlock(target, in: keychain, password: password, log: log)
+            audit.record(AuditEvent(action: .unlock, outcome: .ok, collection: target, label: try? keychain.info(target).label,
+                                    detail: "cofferd --unlock"))
         } catch CofferError.authenticationFailed {
+            audit.record(AuditEvent(action: .unlock, outcome: .failed, collection: target, label: try? keychain.info(target).label,
+                                    detail: "wrong password given to cofferd --unlock"))
             throw StartupError("the password given to --unlock does not open the collection '\(target)', which the default alias names; nothing was changed", status: ExitStatus.locked)
         } catch CofferError.storeCorrupt(let file, let reason) {
             log("warning: the \(target) collection is damaged (\(file): \(reason)); it was left untouched and stays locked. The other collections are served. Move the file aside (or restore it from a backup) to start anew")

@@ -42,13 +42,20 @@ import Testing
 
         /// `coffer --data-dir … arguments…` with the login password on stdin.
         @discardableResult
-        func coffer(_ arguments: [String]) throws -> ChildResult {
+        func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult {
             let program = try #require(Executables.built("coffer"))
-            let child = try ChildProcess(program, arguments: ["--data-dir", f.dataDir] + arguments + ["--password-stdin"],
-                                         environment: f.environment(), stdin: Array((DaemonFixture.loginPassword + "\n").utf8))
+            let child = try ChildProcess(program, arguments: ["--data-dir", f.dataDir] + arguments + (password ? ["--password-stdin"] : []),
+                                         environment: f.environment(),
+                                         stdin: password ? Array((DaemonFixture.loginPassword + "\n").utf8) : [])
             let result = child.wait(timeout: 60)
             #expect(result.exitCode == 0, "coffer \(arguments.joined(separator: " ")): \(result)")
             return result
+        }
+
+        /// `coffer log --json`, parsed.
+        func auditLog() throws -> [[String: Any]] {
+            let result = try coffer(["log", "--json"], password: false)
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String: Any]])
         }
 
         /// How many consent dialogs pinentry was asked to show.
@@ -81,6 +88,18 @@ import Testing
         let denied = try w.lookup(with: w.otherTool)
         #expect(denied.exitCode != 0 && denied.stdout.isEmpty, "\(denied)")
         #expect(w.dialogs == 2)
+
+        // The audit log has each read: who, which item, how it ended, and why.
+        let reads = try w.auditLog().filter { $0["action"] as? String == "read" }
+        let summary = reads.map { "\($0["app"] as? String ?? "-") \($0["outcome"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
+        #expect(summary == [
+            "exe:/usr/bin/secret-tool ok creator",
+            "exe:\(w.otherTool) ok allowed once by the user",
+            "exe:\(w.otherTool) denied the user denied it access to this item",
+        ], "\(summary)")
+        #expect(reads.allSatisfy { $0["label"] as? String == "Authz token" && $0["collection"] as? String == "login" })
+        let writes = try w.auditLog().filter { $0["action"] as? String == "write" }
+        #expect(writes.map { $0["app"] as? String } == ["exe:/usr/bin/secret-tool"])
     }
 
     @Test func alwaysAllowIsRememberedAcrossARestartAndListed() throws {
@@ -174,6 +193,11 @@ import Testing
         #expect(try python.read(Self.attributes) == "s3cret")
         #expect(try python.read(["service": "forged"]) == "org.freedesktop.DBus.Error.AccessDenied")
         #expect(w.dialogs == 0)
+        let log = try w.auditLog()
+        #expect(log.contains { $0["action"] as? String == "policy" && $0["detail"] as? String == "ask -> strict" })
+        #expect(log.contains { $0["action"] as? String == "grant" && $0["app"] as? String == "exe:\(python.executable)" })
+        let pythonReads = log.filter { $0["action"] as? String == "read" && $0["app"] as? String == "exe:\(python.executable)" }
+        #expect(pythonReads.map { $0["outcome"] as? String } == ["denied", "ok", "denied"], "\(pythonReads)")
     }
 
     @Test func openLetsEveryoneReadAndNoDialogMeansDeny() throws {

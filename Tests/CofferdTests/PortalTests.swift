@@ -65,6 +65,7 @@ import Testing
     @Test func eachApplicationGetsItsOwnSecretTheSameEveryTimeAlsoAfterARestart() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
+        try f.grant()   // this process checks the items the portal made for the apps
         var portal = try Self.portalFrontend(f)
 
         let first = Self.expectSecret(try Self.retrieve("org.example.First", as: portal))
