@@ -33,6 +33,9 @@ struct Options {
     var keyringCollection = defaultCollection
     /// Only these operations (all when nil), e.g. to profile one of them.
     var only: Set<String>?
+    /// Another cofferd (e.g. built from an earlier commit), measured in the same run as
+    /// "coffer (baseline)", with the ratio of each read to it.
+    var baseline: String?
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -43,6 +46,9 @@ struct Options {
             case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
             case "--keyring-sizes": keyringSizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--only": only = Set((iterator.next() ?? "").split(separator: ";").map(String.init))
+            case "--baseline-cofferd":
+                guard let path = iterator.next() else { Self.usage() }
+                baseline = path
             case "--keyring-collection":
                 switch iterator.next() {
                 case "login": keyringCollection = defaultCollection
@@ -60,6 +66,7 @@ struct Options {
             usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000 (or '' for none)]
                                     [--keyring-collection login|session] [--samples 100] [--fill-budget SECONDS]
                                     [--only 'CreateItem;SearchItems hit;...' (Delete needs CreateItem)]
+                                    [--baseline-cofferd PATH (another cofferd, measured beside this one)]
             """)
         exit(2)
     }
@@ -270,6 +277,10 @@ if let cofferd = Executables.built("cofferd") {
     print("cofferd is not built: swift build -c release")
     exit(1)
 }
+if let baseline = options.baseline {
+    providers.append(Provider(name: "coffer (baseline)", executable: baseline,
+                              arguments: ["--unlock", "--foreground", "--data-dir", "DATA"]) { _ in [:] })
+}
 if let keyring = Executables.inPath("gnome-keyring-daemon") {
     let inSession = options.keyringCollection == sessionCollection
     providers.append(Provider(name: inSession ? "gnome-keyring (session)" : "gnome-keyring", executable: keyring,
@@ -281,9 +292,9 @@ if let keyring = Executables.inPath("gnome-keyring-daemon") {
 var table: [String: [String: Timing]] = [:]   // "provider N" -> operation -> µs
 var order: [String] = []
 for provider in providers {
-    for size in provider.name == "coffer" ? options.sizes : (options.keyringSizes ?? options.sizes) {
+    for size in provider.name.hasPrefix("coffer") ? options.sizes : (options.keyringSizes ?? options.sizes) {
         var run = provider
-        if run.name == "coffer" {
+        if run.name.hasPrefix("coffer") {
             let data = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-data-\(UUID().uuidString)").path
             run.arguments = run.arguments.map { $0 == "DATA" ? data : $0 }
         }
@@ -299,7 +310,7 @@ let operations = ["floor: Ping + fdatasync of 300 B", "CreateItem", "SearchItems
 let keyringMeasured = Set(order.filter { $0.hasPrefix("gnome-keyring") && !(table[$0] ?? [:]).isEmpty }
     .compactMap { Int($0.split(separator: "=").last ?? "") })
 let largest = options.sizes.filter(keyringMeasured.contains).max() ?? 0
-let keyringName = providers.last.map(\.name) ?? "gnome-keyring"
+let keyringName = providers.last { $0.name.hasPrefix("gnome-keyring") }.map(\.name) ?? "gnome-keyring"
 let ratioColumn = largest > 0 ? "\(keyringName) / coffer at N=\(largest)" : nil
 
 /// Prints one table: `title` over the operations, one column per provider and size.
@@ -332,3 +343,17 @@ printTable("median µs", operations: operations) { $0.wall }
 let calls = Array(operations.prefix(9))
 printTable("provider CPU µs per call", operations: calls) { $0.cpu.first }
 printTable("dbus-daemon CPU µs per call", operations: calls) { $0.cpu.count > 1 ? $0.cpu[1] : nil }
+
+// Reads against the baseline: what the access checks and the audit log add to a read.
+if options.baseline != nil {
+    print("reads against the baseline cofferd (median µs; target: at most 1.10×)")
+    for size in options.sizes {
+        for operation in ["GetSecrets, 1 item", "GetSecrets, 100 items", "SearchItems hit"] {
+            guard let ours = table["coffer N=\(size)"]?[operation]?.wall,
+                  let theirs = table["coffer (baseline) N=\(size)"]?[operation]?.wall else { continue }
+            let ratio = ours / max(theirs, 0.001)
+            print(String(format: "  N=%-6d %-24@ %8.1f vs %8.1f  %.2f×  %@", size, operation as NSString, ours, theirs, ratio,
+                         (ratio <= 1.10 ? "holds" : "does not hold") as NSString))
+        }
+    }
+}
