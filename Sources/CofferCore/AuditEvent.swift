@@ -57,4 +57,12 @@ public struct AuditEvent: Equatable, Sendable {
 /// wait for the disk: a read is never made to wait for a durable write.
 public protocol AuditRecorder: Sendable {
     func record(_ event: AuditEvent)
+    /// Records `events` in order; a recorder may write them at once.
+    func record(contentsOf events: [AuditEvent])
+}
+
+extension AuditRecorder {
+    public func record(contentsOf events: [AuditEvent]) {
+        for event in events { record(event) }
+    }
 }

@@ -72,6 +72,17 @@ public enum AccessDecision: Equatable, Sendable {
     case denied
 }
 
+/// What `Keychain.decide(reads:by:)` found for one item: the decision and the item's label.
+public struct ReadDecision: Equatable, Sendable {
+    public let decision: AccessDecision
+    public let label: String
+
+    public init(_ decision: AccessDecision, label: String) {
+        self.decision = decision
+        self.label = label
+    }
+}
+
 /// A collection's access rules: its policy and the grants given, kept encrypted with it.
 public struct CollectionAccess: Equatable, Sendable {
     public var policy: AccessPolicy

@@ -116,14 +116,15 @@ public final class Keychain: Sendable {
     }
 
     /// Whether `application` may read each of `references` now, under its collection's policy
-    /// and grants: nil for an item that is missing or in a locked collection (reading it fails
-    /// anyway). `digest` computes the caller's executable digest if a grant needs it. Each
-    /// collection's rules are read once for all its items.
+    /// and grants, with the item's label (for the audit log and the dialog): nil for an item
+    /// that is missing or in a locked collection (reading it fails anyway). `digest` computes
+    /// the caller's executable digest if a grant needs it. Each collection's rules are read
+    /// once for all its items.
     public func decide(reads references: [ItemReference], by application: Application,
-                       digest: () -> [UInt8]? = { nil }) -> [AccessDecision?] {
+                       digest: () -> [UInt8]? = { nil }) -> [ReadDecision?] {
         var rules: [CollectionID: (backend: any CollectionBackend, access: CollectionAccess)?] = [:]
         let now = Clock.now()
-        return references.map { reference -> AccessDecision? in
+        return references.map { reference -> ReadDecision? in
             if rules[reference.collection] == nil {
                 rules[reference.collection] = .some({ () -> (any CollectionBackend, CollectionAccess)? in
                     guard let backend = try? collection(reference.collection), !backend.isLocked,
@@ -131,10 +132,10 @@ public final class Keychain: Sendable {
                     return (backend, access)
                 }())
             }
-            guard let (backend, access) = rules[reference.collection] ?? nil else { return nil }
-            if access.policy == .open { return .allowed(.openPolicy) }
-            guard let metadata = try? backend.metadata(of: reference.item) else { return nil }
-            return access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest)
+            guard let (backend, access) = rules[reference.collection] ?? nil,
+                  let metadata = try? backend.metadata(of: reference.item) else { return nil }
+            return ReadDecision(access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest),
+                                label: metadata.label)
         }
     }
 

@@ -76,7 +76,19 @@ public final class AuditLogFile: AuditRecorder {
 
     /// Appends `event` as one line. Never throws, never waits for the disk.
     public func record(_ event: AuditEvent) {
-        let line = AuditLogRecord.line(for: event)
+        write(AuditLogRecord.line(for: event))
+    }
+
+    /// Appends `events`, one line each, in one write (a GetSecrets of many items).
+    public func record(contentsOf events: [AuditEvent]) {
+        guard !events.isEmpty else { return }
+        var lines: [UInt8] = []
+        lines.reserveCapacity(events.count * 200)
+        for event in events { lines += AuditLogRecord.line(for: event) }
+        write(lines)
+    }
+
+    private func write(_ line: [UInt8]) {
         state.withLock { state in
             do throws(AuditLogFailure) {
                 try append(line, &state)

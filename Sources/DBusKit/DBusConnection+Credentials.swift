@@ -46,9 +46,8 @@ extension DBusConnection {
     /// An invalid name fails at once, on the calling thread. Needs a running loop to complete
     /// when called off the loop thread.
     ///
-    /// Asks `org.freedesktop.DBus.GetConnectionCredentials`; a reply this DBusKit cannot read
-    /// (one carrying a `ProcessFD` descriptor, which newer buses add) is replaced by the older
-    /// GetConnectionUnixProcessID and GetConnectionUnixUser.
+    /// Asks `org.freedesktop.DBus.GetConnectionCredentials` (a `ProcessFD` descriptor that
+    /// newer buses add is read, not kept, and closed with the reply).
     public func connectionCredentials(of name: String, timeout: Duration = DBusConnection.defaultTimeout,
                                       completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
         let message: DBusMessage
@@ -59,18 +58,8 @@ extension DBusConnection {
             completion(.failure(error))
             return
         }
-        callAsync(message, timeout: timeout) { [self] result in
-            switch result {
-            case .failure(let error):
-                completion(.failure(error))
-            case .success(let reply):
-                let credentials = Result { () throws(DBusError) in try ConnectionCredentials(reply: reply) }
-                if case .failure(let error) = credentials, error.name == DBusError.Name.notSupported {
-                    legacyCredentials(of: name, timeout: timeout, completion: completion)
-                } else {
-                    completion(credentials)
-                }
-            }
+        callAsync(message, timeout: timeout) { result in
+            completion(result.flatMap { reply in Result { () throws(DBusError) in try ConnectionCredentials(reply: reply) } })
         }
     }
 
@@ -79,46 +68,7 @@ extension DBusConnection {
     public func connectionCredentials(of name: String,
                                       timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> ConnectionCredentials {
         try DBusNames.requireBusName(name)
-        let reply = try call(try busMethodCall("GetConnectionCredentials", name), timeout: timeout)
-        do {
-            return try ConnectionCredentials(reply: reply)
-        } catch where error.name == DBusError.Name.notSupported {
-            return ConnectionCredentials(unixUserID: try unixUser(of: name), processID: try unixProcessID(of: name))
-        }
-    }
-
-    /// GetConnectionUnixProcessID, then GetConnectionUnixUser, without waiting.
-    private func legacyCredentials(of name: String, timeout: Duration,
-                                   completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
-        askNumber("GetConnectionUnixProcessID", of: name, timeout: timeout) { [self] pid in
-            switch pid {
-            case .failure(let error): completion(.failure(error))
-            case .success(let pid):
-                askNumber("GetConnectionUnixUser", of: name, timeout: timeout) { uid in
-                    completion(uid.map { ConnectionCredentials(unixUserID: $0, processID: pid) })
-                }
-            }
-        }
-    }
-
-    /// Asks the bus method `member` (one name in, one `u` out) without waiting.
-    private func askNumber(_ member: String, of name: String, timeout: Duration,
-                           completion: @escaping (Result<UInt32, DBusError>) -> Void) {
-        let message: DBusMessage
-        do {
-            message = try busMethodCall(member, name)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        callAsync(message, timeout: timeout) { result in
-            completion(result.flatMap { reply in
-                guard let number = (try? reply.arguments())?.first?.uint32 else {
-                    return .failure(.invalidArgs("\(member) answered '\(reply.signature.rawValue)', not 'u'"))
-                }
-                return .success(number)
-            })
-        }
+        return try ConnectionCredentials(reply: try call(try busMethodCall("GetConnectionCredentials", name), timeout: timeout))
     }
 
     /// A call of the bus's method `member` with the one argument `name`.

@@ -65,8 +65,8 @@ final class AccessGate: @unchecked Sendable {
     // MARK: Reads
 
     /// Decides each of `references` for `client`; calls `then` on the loop thread (at once when
-    /// nobody needs to be asked).
-    /// `digestRead`: the caller's executable digest was read already (or could not be).
+    /// nobody needs to be asked). `digestRead`: the caller's executable digest was read already
+    /// (or could not be).
     func authorizeReads(of references: [ItemReference], by client: String, digestRead: Bool = false,
                         then: @escaping @Sendable (ReadAuthorization) -> Void) {
         application(of: client) { [self] identified in
@@ -75,7 +75,7 @@ final class AccessGate: @unchecked Sendable {
                 for reference in references {
                     result.refused[reference] = "the service cannot tell which application is asking (see its log)"
                 }
-                record(references, result)
+                record(references, result, decisions: references.map { _ in nil })
                 then(result)
                 return
             }
@@ -90,21 +90,21 @@ final class AccessGate: @unchecked Sendable {
                 identifier.executableDigest(of: identified) { [self] _ in authorizeReads(of: references, by: client, digestRead: true, then: then) }
                 return
             }
-            let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decision in
-                decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
+            let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decided in
+                decided?.decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
             }))
             guard !toAsk.isEmpty else {
-                then(finish(references, for: client, as: identified, allowedOnce: []))
+                then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
                 return
             }
             guard let consent else {
                 server.log("\(identified.application) was refused \(toAsk.count) secret(s): no dialog can ask the user (no pinentry); allow it with `coffer access grant` or set the collection's policy to open")
-                then(finish(references, for: client, as: identified, allowedOnce: []))
+                then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
                 return
             }
             guard pending[client, default: 0] < Self.maxPendingConsents else {
-                then(finish(references, for: client, as: identified, allowedOnce: [],
-                            busy: "\(Self.maxPendingConsents) of its requests are already waiting for the user"))
+                then(conclude(references, decisions, for: client, as: identified, allowedOnce: [],
+                              busy: "\(Self.maxPendingConsents) of its requests are already waiting for the user"))
                 return
             }
             pending[client, default: 0] += 1
@@ -112,22 +112,23 @@ final class AccessGate: @unchecked Sendable {
                 pending[client, default: 1] -= 1
                 if pending[client] == 0 { pending[client] = nil }
                 denied[client, default: []].formUnion(refusedNow)
-                then(finish(references, for: client, as: identified, allowedOnce: allowedOnce))
+                // Decided again now, right before the secrets are read: a dialog takes time,
+                // and a grant or a lock may have come meanwhile.
+                let now = server.keychain.decide(reads: references, by: identified.application,
+                                                 digest: { identified.knownExecutableDigest })
+                then(conclude(references, now, for: client, as: identified, allowedOnce: allowedOnce))
             }
         }
     }
 
-    /// The decisions made again now, on the loop thread right before the secrets are read
-    /// (a dialog takes time: a grant or a lock may have come meanwhile), with the user's
-    /// "Allow once" answers applied.
-    private func finish(_ references: [ItemReference], for client: String, as identified: Caller,
-                        allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
-        let application = identified.application
-        let decisions = server.keychain.decide(reads: references, by: application, digest: { identified.knownExecutableDigest })
-        var result = ReadAuthorization(application: application)
+    /// What `decisions` (made on the loop thread right before the secrets are read) and the
+    /// user's "Allow once" answers let the client read; audited.
+    private func conclude(_ references: [ItemReference], _ decisions: [ReadDecision?], for client: String, as identified: Caller,
+                          allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
+        var result = ReadAuthorization(application: identified.application)
         var details: [ItemReference: String] = [:]
-        for (reference, decision) in zip(references, decisions) {
-            switch decision {
+        for (reference, decided) in zip(references, decisions) {
+            switch decided?.decision {
             case nil:
                 result.allowed.insert(reference)
             case .allowed(let reason)?:
@@ -152,28 +153,29 @@ final class AccessGate: @unchecked Sendable {
                 result.refused[reference] = "the collection's policy is strict and it has no grant for this item"
             }
         }
-        record(references, result, details: details)
+        record(references, result, decisions: decisions, details: details)
         return result
     }
 
-    /// One audit event per item decided.
-    private func record(_ references: [ItemReference], _ result: ReadAuthorization, details: [ItemReference: String] = [:]) {
+    /// One audit event per item decided (each item once, however often it was asked for), in
+    /// one write.
+    private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision?],
+                        details: [ItemReference: String] = [:]) {
         guard let audit else { return }
-        for reference in Set(references) {
-            if let why = result.refused[reference] {
-                audit.record(AuditEvent(action: .read, outcome: .denied, application: result.application,
-                                        collection: reference.collection, item: reference.item, label: label(of: reference),
-                                        detail: why))
-            } else if let detail = details[reference] {
-                audit.record(AuditEvent(action: .read, outcome: .ok, application: result.application,
-                                        collection: reference.collection, item: reference.item, label: label(of: reference),
-                                        detail: detail))
+        var events: [AuditEvent] = []
+        var seen: Set<ItemReference> = []
+        events.reserveCapacity(references.count)
+        for (reference, decided) in zip(references, decisions) where seen.insert(reference).inserted {
+            let (outcome, detail): (AuditEvent.Outcome, String?) = if let why = result.refused[reference] {
+                (.denied, why)
+            } else {
+                (.ok, details[reference])
             }
+            guard let detail else { continue }
+            events.append(AuditEvent(action: .read, outcome: outcome, application: result.application, collection: reference.collection,
+                                     item: reference.item, label: decided?.label, detail: detail))
         }
-    }
-
-    private func label(of reference: ItemReference) -> String? {
-        try? server.keychain.metadata(of: reference).label
+        audit.record(contentsOf: events)
     }
 
     /// The error a client gets for a secret it may not read: who, why, and how the user can
@@ -203,7 +205,7 @@ final class AccessGate: @unchecked Sendable {
             for (collection, items) in byCollection.sorted(by: { $0.key < $1.key }) {
                 // An earlier dialog may have answered for these already ("Always allow").
                 let decisions = keychain.decide(reads: items, by: identified.application, digest: { identified.executableDigest })
-                let still = zip(items, decisions).filter { $0.1 == .ask }.map(\.0).sorted { $0.item < $1.item }
+                let still = zip(items, decisions).filter { $0.1?.decision == .ask }.map(\.0).sorted { $0.item < $1.item }
                 guard !still.isEmpty else { continue }
                 let answer = consent.confirm(Self.request(for: still, in: collection, by: identified.application, keychain: keychain))
                 switch answer {

@@ -67,8 +67,16 @@ struct CofferCommand: ParsableCommand {
           Without the daemon, the store directory is --data-dir, else
           $COFFER_DATA_DIR, else $XDG_DATA_HOME/coffer, else
           ~/.local/share/coffer. It holds one <id>.coffer file per
-          collection, <id>.lock files and an 'aliases' file; the directory
-          is mode 0700 and the files 0600.
+          collection, <id>.lock files, an 'aliases' file and the audit log
+          (audit.log, with at most two older audit.log.1 and .2; see
+          'coffer log'); the directory is mode 0700 and the files 0600.
+
+        ACCESS
+          Each item remembers the application that created it; a collection's
+          policy says whether other applications may read its secrets (open),
+          must be allowed by the user first (ask, the default for new
+          collections), or need a grant (strict). See 'coffer policy' and
+          'coffer access'.
 
         EXAMPLES
           Create the default collection (asks for a new password twice):

@@ -35,13 +35,13 @@ import Testing
             #expect(access.grants.first { $0.application == tool } == AccessGrant(application: tool, item: made.item, granted: 10,
                                                                                    expires: 4_000_000_000))
             #expect(access.grants.first { $0.application == app }?.executableDigest == Array(repeating: 7, count: 32))
-            #expect(keychain.decide(reads: [made, other], by: python) == [.allowed(.creator), .ask])
-            #expect(keychain.decide(reads: [made, other], by: tool) == [.allowed(.granted), .ask])
+            #expect(decisions(keychain, reads: [made, other], by: python) == [.allowed(.creator), .ask])
+            #expect(decisions(keychain, reads: [made, other], by: tool) == [.allowed(.granted), .ask])
         }
         try check(keychain)
         let reopened = try fixture.keychain()
         #expect(throws: CofferError.locked("work")) { try reopened.access(of: work) }
-        #expect(reopened.decide(reads: [made], by: python) == [nil])
+        #expect(decisions(reopened, reads: [made], by: python) == [nil])
         try reopened.unlock(work, password: password("pw"))
         try check(reopened)
 
@@ -60,21 +60,21 @@ import Testing
         let keychain = try fixture.keychain()
         try keychain.createCollection(label: "Work", id: work, password: password("pw"), policy: .strict)
         let item = try keychain.add(NewItem(label: "T", attributes: [:], secret: secret("t"), creator: python), to: work)
-        #expect(keychain.decide(reads: [item], by: python) == [.allowed(.creator)])
-        #expect(keychain.decide(reads: [item], by: tool) == [.denied])
+        #expect(decisions(keychain, reads: [item], by: python) == [.allowed(.creator)])
+        #expect(decisions(keychain, reads: [item], by: tool) == [.denied])
         try keychain.updateAccess(of: work) { $0.policy = .open }
-        #expect(keychain.decide(reads: [item], by: tool) == [.allowed(.openPolicy)])
+        #expect(decisions(keychain, reads: [item], by: tool) == [.allowed(.openPolicy)])
         try keychain.updateAccess(of: work) { $0.policy = .ask }
-        #expect(keychain.decide(reads: [item], by: tool) == [.ask])
+        #expect(decisions(keychain, reads: [item], by: tool) == [.ask])
         // An expired grant counts for nothing; one bound to a binary needs that binary.
         try keychain.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: nil, granted: 1, expires: 2), now: 1) }
-        #expect(keychain.decide(reads: [item], by: tool) == [.ask])
+        #expect(decisions(keychain, reads: [item], by: tool) == [.ask])
         let digest = Array(repeating: UInt8(1), count: 32)
         try keychain.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: nil, granted: 1, executableDigest: digest), now: 1) }
-        #expect(keychain.decide(reads: [item], by: tool, digest: { Array(repeating: 2, count: 32) }) == [.ask])
-        #expect(keychain.decide(reads: [item], by: tool, digest: { digest }) == [.allowed(.granted)])
+        #expect(decisions(keychain, reads: [item], by: tool, digest: { Array(repeating: 2, count: 32) }) == [.ask])
+        #expect(decisions(keychain, reads: [item], by: tool, digest: { digest }) == [.allowed(.granted)])
         try keychain.updateAccess(of: work) { #expect($0.revoke(tool) == 1) }
-        #expect(keychain.decide(reads: [item], by: tool, digest: { digest }) == [.ask])
+        #expect(decisions(keychain, reads: [item], by: tool, digest: { digest }) == [.ask])
     }
 
     /// Two processes' keychains over one directory: a grant given through one is seen by the other.
@@ -83,11 +83,11 @@ import Testing
         let daemon = try fixture.keychain()
         try daemon.createCollection(label: "Work", id: work, password: password("pw"))
         let item = try daemon.add(NewItem(label: "T", attributes: [:], secret: secret("t"), creator: python), to: work)
-        #expect(daemon.decide(reads: [item], by: tool) == [.ask])
+        #expect(decisions(daemon, reads: [item], by: tool) == [.ask])
         let cli = try fixture.keychain()
         try cli.unlock(work, password: password("pw"))
         try cli.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: item.item, granted: 1), now: 1) }
-        #expect(daemon.decide(reads: [item], by: tool) == [.allowed(.granted)])
+        #expect(decisions(daemon, reads: [item], by: tool) == [.allowed(.granted)])
     }
 
     /// A collection written before access rules existed (a file from the fuzz corpus, made by
@@ -104,9 +104,15 @@ import Testing
         let items = try keychain.search(Query(collection: .login)).map(\.reference)
         #expect(items.count == 2)
         #expect(try items.allSatisfy { try keychain.metadata(of: $0).creator == nil })
-        #expect(keychain.decide(reads: items, by: tool) == [.allowed(.openPolicy), .allowed(.openPolicy)])
+        #expect(decisions(keychain, reads: items, by: tool) == [.allowed(.openPolicy), .allowed(.openPolicy)])
         try keychain.updateAccess(of: .login) { $0.policy = .ask }
-        #expect(keychain.decide(reads: items, by: tool) == [.ask, .ask])
+        #expect(decisions(keychain, reads: items, by: tool) == [.ask, .ask])
         #expect(try keychain.search(Query(collection: .login, returnSecret: true)).compactMap { text($0.secret) }.sorted() == ["one", "two"])
     }
+}
+
+/// The decisions alone (without the labels `decide` also returns).
+private func decisions(_ keychain: Keychain, reads references: [ItemReference], by application: Application,
+                       digest: () -> [UInt8]? = { nil }) -> [AccessDecision?] {
+    keychain.decide(reads: references, by: application, digest: digest).map { $0?.decision }
 }

@@ -200,6 +200,25 @@ import Testing
         #expect(pythonReads.map { $0["outcome"] as? String } == ["denied", "ok", "denied"], "\(pythonReads)")
     }
 
+    /// `--same-binary` ties a grant to the program file as it was: the same path with other
+    /// contents (an update, or a swap) is refused.
+    @Test func aGrantForOneBinaryEndsWhenTheFileChanges() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.coffer(["policy", "strict"])
+        try w.storeWithSecretTool()
+        try w.coffer(["access", "grant", w.otherTool, "--same-binary"])
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
+        // One more byte at the end: still a working program, no longer the same file.
+        let handle = try #require(FileHandle(forWritingAtPath: w.otherTool))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: [0])
+        try handle.close()
+        let changed = try w.lookup(with: w.otherTool)
+        #expect(changed.exitCode != 0 && changed.stdout.isEmpty, "\(changed)")
+        #expect(w.dialogs == 0)
+    }
+
     @Test func openLetsEveryoneReadAndNoDialogMeansDeny() throws {
         let w = try World(pinentryProgram: "/nonexistent/pinentry")
         defer { w.f.shutdown() }
