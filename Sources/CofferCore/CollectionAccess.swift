@@ -72,14 +72,23 @@ public enum AccessDecision: Equatable, Sendable {
     case denied
 }
 
-/// What `Keychain.decide(reads:by:)` found for one item: the decision and the item's label.
-public struct ReadDecision: Equatable, Sendable {
-    public let decision: AccessDecision
-    public let label: String
+/// What `Keychain.decide(reads:by:)` found for one item.
+public enum ReadDecision: Equatable, Sendable {
+    /// Decided, with the item's label (for the audit log and the dialog).
+    case decided(AccessDecision, label: String)
+    /// The item's collection is locked: nothing is decided, and nothing may be read.
+    case locked(CollectionID)
+    /// No such item, or no such collection.
+    case missing
+    /// The collection's access rules cannot be read (the text says why): nothing may be read.
+    case rulesUnreadable(String)
 
-    public init(_ decision: AccessDecision, label: String) {
-        self.decision = decision
-        self.label = label
+    public var decision: AccessDecision? {
+        if case .decided(let decision, _) = self { decision } else { nil }
+    }
+
+    public var label: String? {
+        if case .decided(_, let label) = self { label } else { nil }
     }
 }
 

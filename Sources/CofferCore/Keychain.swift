@@ -116,26 +116,54 @@ public final class Keychain: Sendable {
     }
 
     /// Whether `application` may read each of `references` now, under its collection's policy
-    /// and grants, with the item's label (for the audit log and the dialog): nil for an item
-    /// that is missing or in a locked collection (reading it fails anyway). `digest` computes
-    /// the caller's executable digest if a grant needs it. Each collection's rules are read
-    /// once for all its items.
+    /// and grants (with the item's label), or why nothing can be decided: the collection is
+    /// locked, the item is missing, the rules cannot be read. Only an `.allowed` decision lets
+    /// a secret be read. `digest` computes the caller's executable digest if a grant needs it.
+    /// Each collection's rules are read once for all its items.
     public func decide(reads references: [ItemReference], by application: Application,
-                       digest: () -> [UInt8]? = { nil }) -> [ReadDecision?] {
-        var rules: [CollectionID: (backend: any CollectionBackend, access: CollectionAccess)?] = [:]
+                       digest: () -> [UInt8]? = { nil }) -> [ReadDecision] {
+        enum Rules {
+            case open(any CollectionBackend, CollectionAccess)
+            case closed(ReadDecision)
+        }
+        var rules: [CollectionID: Rules] = [:]
         let now = Clock.now()
-        return references.map { reference -> ReadDecision? in
-            if rules[reference.collection] == nil {
-                rules[reference.collection] = .some({ () -> (any CollectionBackend, CollectionAccess)? in
-                    guard let backend = try? collection(reference.collection), !backend.isLocked,
-                          let access = try? backend.access() else { return nil }
-                    return (backend, access)
-                }())
+        return references.map { reference -> ReadDecision in
+            let found = rules[reference.collection] ?? {
+                let made: Rules
+                do throws(CofferError) {
+                    let backend = try collection(reference.collection)
+                    if backend.isLocked {
+                        made = .closed(.locked(reference.collection))
+                    } else {
+                        made = .open(backend, try backend.access())
+                    }
+                } catch .collectionNotFound {
+                    made = .closed(.missing)
+                } catch .locked {
+                    made = .closed(.locked(reference.collection))
+                } catch {
+                    made = .closed(.rulesUnreadable("\(error)"))
+                }
+                rules[reference.collection] = made
+                return made
+            }()
+            switch found {
+            case .closed(let decision):
+                return decision
+            case .open(let backend, let access):
+                do throws(CofferError) {
+                    let metadata = try backend.metadata(of: reference.item)
+                    return .decided(access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest),
+                                    label: metadata.label)
+                } catch .itemNotFound {
+                    return .missing
+                } catch .locked {
+                    return .locked(reference.collection)
+                } catch {
+                    return .rulesUnreadable("\(error)")
+                }
             }
-            guard let (backend, access) = rules[reference.collection] ?? nil,
-                  let metadata = try? backend.metadata(of: reference.item) else { return nil }
-            return ReadDecision(access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest),
-                                label: metadata.label)
         }
     }
 

@@ -27,6 +27,10 @@ struct CollectionLog {
     private(set) var deadBytes = 0
     /// The current meta record (label, counters, and sealed access rules).
     private(set) var meta: Entry?
+    /// The current meta record's generation (see `metaPublicPart`).
+    private(set) var metaGeneration: UInt64 = 0
+    /// How many meta records older than the current one were found after it (and ignored).
+    private(set) var staleMetaRecords = 0
     /// Where every removal and meta record of the file starts: records whose effect (an item
     /// gone, a label) is applied from their public part, so they are verified with the key
     /// at unlock and before compaction makes them permanent.
@@ -125,12 +129,16 @@ struct CollectionLog {
         }
     }
 
-    /// The public part of a meta record.
-    static func metaPublicPart(nextItemID: ItemID, nextSequence: UInt64, label: String) -> [UInt8] {
+    /// The public part of a meta record: `u64 next item id, u64 next sequence, label, u64
+    /// generation`. The generation (absent, i.e. 0, in files from before access rules) grows by
+    /// one with each meta record written, so an older one copied to the end of the file (to
+    /// bring back a revoked grant or an earlier policy) is recognised and ignored.
+    static func metaPublicPart(nextItemID: ItemID, nextSequence: UInt64, label: String, generation: UInt64) -> [UInt8] {
         var w = ByteWriter()
         w.u64(nextItemID)
         w.u64(nextSequence)
         w.field(Array(label.utf8))
+        w.u64(generation)
         return w.bytes
     }
 
@@ -235,16 +243,27 @@ struct CollectionLog {
         case .meta:
             controlRecordOffsets.append(frame.offset)
             var r = ByteReader(bytes, from: frame.publicRange.lowerBound, to: frame.publicRange.upperBound)
+            let recordLabel: String
+            let generation: UInt64
             do {
                 nextItemID = max(nextItemID, try r.u64())
                 nextSequence = max(nextSequence, try r.u64())
                 guard nextItemID <= Self.counterLimit, nextSequence <= Self.counterLimit else { throw ByteReader.Truncated() }
-                label = String(decoding: bytes[try r.fieldRange()], as: UTF8.self)
+                recordLabel = String(decoding: bytes[try r.fieldRange()], as: UTF8.self)
+                generation = r.remaining == 0 ? 0 : try r.u64()
             } catch {
                 throw corrupt("collection record is malformed")
             }
+            // Files from before generations have 0 throughout: the last record counts.
+            guard meta == nil || generation > metaGeneration || (generation == 0 && metaGeneration == 0) else {
+                staleMetaRecords += 1
+                deadBytes += frame.length
+                return
+            }
             if let meta { deadBytes += meta.length }
             meta = entry
+            metaGeneration = generation
+            label = recordLabel
         }
     }
 

@@ -13,12 +13,9 @@ extension FileCollection {
         try s.file.sync()
         s.log.dropTornTail()
         s.observedSize = s.log.validEnd
-        if let key = s.dataKey {
-            let frame = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
-                                               publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                                        nextSequence: s.log.nextSequence, label: s.log.label),
-                                               plaintext: nil, key: key, uuid: s.log.header.uuid)
-            try append(frame, to: &s)
+        if s.dataKey != nil {
+            // The counters move past the tail; the label and the access rules stay as they were.
+            try append(try metaRecord(label: s.log.label, access: try access(in: &s), in: s), to: &s)
         }
         warn("\(path): moved \(torn.count) bytes at the end of the file that failed verification to \(SetAside.path(of: path, kind))"
              + (kind == .damage ? " (damage: up to \(torn.count / RecordFrame.minimumLength + 1) records of committed changes are lost)"

@@ -80,7 +80,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
                                             dataKey: dataKey.bytes, password: password, kdf: kdf)
         let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
-                                          publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label),
+                                          publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label,
+                                                                                   generation: 1),
                                           plaintext: try Self.sealable(AccessCoding.encode(access)), key: dataKey, uuid: header.uuid)
         let temporary = "\(path).new-\(ProcessControl.currentID)"
         let file = try PosixFile(path: temporary, create: true)
@@ -363,7 +364,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     /// with `key` (nil: the key of the unlocked collection).
     func access(in s: inout State, key: DataKey? = nil) throws(CofferError) -> CollectionAccess {
         let key = if let key { key } else { try self.key(of: s) }
-        guard let meta = s.log.meta else { throw .storeCorrupt(file: path, reason: "the collection record is missing") }
+        // Every collection record was lost to damage (set aside): the rules with it. What a new
+        // collection gets stands in for them, never `open`.
+        guard let meta = s.log.meta else { return CollectionAccess(policy: .ask) }
         if let cached = s.accessCache, cached.identity == s.identity, cached.offset == meta.offset { return cached.access }
         guard case .frame(let frame) = RecordFrame.parse(s.log.bytes, at: meta.offset, end: s.log.validEnd, checksum: false) else {
             throw .storeCorrupt(file: path, reason: "the collection record cannot be read back")
@@ -388,7 +391,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let key = if let key { key } else { try self.key(of: s) }
         return try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: Clock.now(), itemID: 0,
                                       publicPart: CollectionLog.metaPublicPart(nextItemID: s.log.nextItemID,
-                                                                               nextSequence: s.log.nextSequence, label: label),
+                                                                               nextSequence: s.log.nextSequence, label: label,
+                                                                               generation: s.log.metaGeneration + 1),
                                       plaintext: try Self.sealable(AccessCoding.encode(access)), key: key,
                                       uuid: header.uuid)
     }

@@ -6,8 +6,12 @@ import Synchronization
 struct ReadAuthorization {
     /// The application the client was identified as (nil: it could not be).
     var application: Application?
-    /// Items it may read (also those missing or locked: reading them fails as it always did).
+    /// Items it may read: only these are read.
     var allowed: Set<ItemReference> = []
+    /// Items of locked collections (GetSecret answers IsLocked; GetSecrets leaves them out).
+    var locked: Set<ItemReference> = []
+    /// Items that do not exist.
+    var missing: Set<ItemReference> = []
     /// Items it may not read, each with why, in words for the client's error message.
     var refused: [ItemReference: String] = [:]
 }
@@ -75,7 +79,7 @@ final class AccessGate: @unchecked Sendable {
                 for reference in references {
                     result.refused[reference] = "the service cannot tell which application is asking (see its log)"
                 }
-                record(references, result, decisions: references.map { _ in nil })
+                record(references, result, decisions: references.map { _ in .missing })
                 then(result)
                 return
             }
@@ -91,7 +95,7 @@ final class AccessGate: @unchecked Sendable {
                 return
             }
             let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decided in
-                decided?.decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
+                decided.decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
             }))
             guard !toAsk.isEmpty else {
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
@@ -123,14 +127,26 @@ final class AccessGate: @unchecked Sendable {
 
     /// What `decisions` (made on the loop thread right before the secrets are read) and the
     /// user's "Allow once" answers let the client read; audited.
-    private func conclude(_ references: [ItemReference], _ decisions: [ReadDecision?], for client: String, as identified: Caller,
+    private func conclude(_ references: [ItemReference], _ decisions: [ReadDecision], for client: String, as identified: Caller,
                           allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
         var result = ReadAuthorization(application: identified.application)
         var details: [ItemReference: String] = [:]
         for (reference, decided) in zip(references, decisions) {
-            switch decided?.decision {
+            switch decided {
+            case .locked:
+                result.locked.insert(reference)
+                continue
+            case .missing:
+                result.missing.insert(reference)
+                continue
+            case .rulesUnreadable(let why):
+                result.refused[reference] = "the collection's access rules cannot be read (\(why))"
+                continue
+            case .decided: break
+            }
+            switch decided.decision {
             case nil:
-                result.allowed.insert(reference)
+                break
             case .allowed(let reason)?:
                 result.allowed.insert(reference)
                 details[reference] = switch reason {
@@ -159,7 +175,7 @@ final class AccessGate: @unchecked Sendable {
 
     /// One audit event per item decided (each item once, however often it was asked for), in
     /// one write.
-    private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision?],
+    private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision],
                         details: [ItemReference: String] = [:]) {
         guard let audit else { return }
         var events: [AuditEvent] = []
@@ -173,7 +189,7 @@ final class AccessGate: @unchecked Sendable {
             }
             guard let detail else { continue }
             events.append(AuditEvent(action: .read, outcome: outcome, application: result.application, collection: reference.collection,
-                                     item: reference.item, label: decided?.label, detail: detail))
+                                     item: reference.item, label: decided.label, detail: detail))
         }
         audit.record(contentsOf: events)
     }
@@ -205,7 +221,7 @@ final class AccessGate: @unchecked Sendable {
             for (collection, items) in byCollection.sorted(by: { $0.key < $1.key }) {
                 // An earlier dialog may have answered for these already ("Always allow").
                 let decisions = keychain.decide(reads: items, by: identified.application, digest: { identified.executableDigest })
-                let still = zip(items, decisions).filter { $0.1?.decision == .ask }.map(\.0).sorted { $0.item < $1.item }
+                let still = zip(items, decisions).filter { $0.1.decision == .ask }.map(\.0).sorted { $0.item < $1.item }
                 guard !still.isEmpty else { continue }
                 let answer = consent.confirm(Self.request(for: still, in: collection, by: identified.application, keychain: keychain))
                 switch answer {

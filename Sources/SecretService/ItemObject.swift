@@ -32,6 +32,8 @@ struct ItemObject: DBusObject {
                     if let why = verdict.refused[reference] {
                         throw AccessGate.refusal(of: reference, to: verdict.application, because: why)
                     }
+                    if verdict.locked.contains(reference) { throw CofferError.locked(reference.collection.rawValue) }
+                    guard verdict.allowed.contains(reference) else { throw CofferError.itemNotFound }
                     let session = try server.session(at: sessionPath, for: call.sender)
                     call.reply(Item.GetSecret.Output(secret: try session.encode(try server.keychain.secret(of: reference))))
                 } catch {

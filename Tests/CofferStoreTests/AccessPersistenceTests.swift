@@ -90,6 +90,44 @@ import Testing
         #expect(decisions(daemon, reads: [item], by: tool) == [.allowed(.granted)])
     }
 
+    /// Someone who can write the file copies an older collection record (with a grant since
+    /// revoked, and the policy before) to its end: it is recognised as older and ignored.
+    @Test func anOlderCollectionRecordCopiedToTheEndChangesNothing() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        let item = try keychain.add(NewItem(label: "T", attributes: [:], secret: secret("t"), creator: python), to: work)
+        try keychain.updateAccess(of: work) { $0.add(AccessGrant(application: tool, item: nil, granted: 1), now: 1) }
+        let withGrant = try fixture.records("work")
+        let start = try #require(recordStart(endingAt: withGrant.count, in: withGrant))
+        let oldRecord = Array(withGrant[start...])
+        try keychain.updateAccess(of: work) { $0.revoke(tool) }
+        try keychain.updateAccess(of: work) { $0.policy = .strict }
+        try fixture.write(try fixture.records("work") + oldRecord, to: "work")
+
+        let reopened = try fixture.keychain()
+        try reopened.unlock(work, password: password("pw"))
+        #expect(try reopened.access(of: work) == CollectionAccess(policy: .strict))
+        #expect(decisions(reopened, reads: [item], by: tool) == [.denied])
+    }
+
+    /// Bytes that fail verification at the end are set aside at the next change; the record
+    /// written then keeps the rules (it used to write none, which reads as `open`).
+    @Test func settingADamagedTailAsideKeepsTheRules() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"), policy: .strict)
+        let item = try keychain.add(NewItem(label: "T", attributes: ["n": "1"], secret: secret("t"), creator: python), to: work)
+        try fixture.write(try fixture.records("work") + Array(repeating: 0x5A, count: 7), to: "work")
+        let reopened = try fixture.keychain()
+        try reopened.unlock(work, password: password("pw"))
+        try reopened.add(NewItem(label: "U", attributes: ["n": "2"], secret: secret("u"), creator: python), to: work)
+        let again = try fixture.keychain()
+        try again.unlock(work, password: password("pw"))
+        #expect(try again.access(of: work).policy == .strict)
+        #expect(decisions(again, reads: [item], by: tool) == [.denied])
+    }
+
     /// A collection written before access rules existed (a file from the fuzz corpus, made by
     /// the store at that time) is open, its items have no creator, and it takes rules.
     @Test func aCollectionFromBeforeAccessRulesIsOpen() throws {
@@ -114,5 +152,5 @@ import Testing
 /// The decisions alone (without the labels `decide` also returns).
 private func decisions(_ keychain: Keychain, reads references: [ItemReference], by application: Application,
                        digest: () -> [UInt8]? = { nil }) -> [AccessDecision?] {
-    keychain.decide(reads: references, by: application, digest: digest).map { $0?.decision }
+    keychain.decide(reads: references, by: application, digest: digest).map(\.decision)
 }
