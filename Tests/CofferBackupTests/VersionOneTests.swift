@@ -19,5 +19,8 @@ struct VersionOneTests {
         #expect(login.items.map(\.secret.contentType) == ["text/plain", "text/plain"])
         #expect(login.items.map(\.created) == [1_600_000_010, 1_600_000_030])
         #expect(login.items.map(\.modified) == [1_600_000_020, 1_600_000_040])
+        // Version 1 kept no creators and no access rules: none are invented.
+        #expect(login.items.allSatisfy { $0.creator == nil })
+        #expect(login.policy == nil && login.grants.isEmpty)
     }
 }
