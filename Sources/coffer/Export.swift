@@ -15,11 +15,14 @@ struct Export: ParsableCommand {
         those given with --collection, protected by a passphrase you choose (Argon2id and \
         AES-256-GCM; the format is described in docs/backup-format.md). \
         `coffer import backup FILE` restores it exactly: labels, attributes, secrets, content \
-        types, times and aliases.
+        types, times and aliases, the application that created each item, and each \
+        collection's policy and grants (see 'coffer policy' and 'coffer access').
 
         --format gnome-keyring writes one collection as a gnome-keyring keyring file, \
         encrypted with a password you choose, that gnome-keyring opens: put it in \
-        ~/.local/share/keyrings/NAME.keyring to go back to gnome-keyring.
+        ~/.local/share/keyrings/NAME.keyring to go back to gnome-keyring. gnome-keyring has \
+        no access rules: the keyring keeps the items, not who created them nor the \
+        collection's policy and grants.
 
         Export works on the store files (as with --data-dir): each collection's password is \
         asked, then the new passphrase (twice on a terminal). With --password-stdin, each is \
