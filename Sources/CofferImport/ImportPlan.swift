@@ -9,17 +9,25 @@ public struct ImportPlan: Sendable {
     public let collection: CollectionID
     /// The items to add.
     public let new: [NewItem]
+    /// Where each of `new` is among the items planned (to tell which of them were new).
+    public let positions: [Int]
     /// How many items were found in the collection already.
     public let alreadyThere: Int
 
     /// Plans `items` into the unlocked `collection` of `keychain`.
     public static func make(_ items: [NewItem], into collection: CollectionID, of keychain: Keychain) throws -> ImportPlan {
         var new: [NewItem] = []
+        var positions: [Int] = []
         var there = 0
-        for item in items {
-            if try isThere(item, in: collection, of: keychain) { there += 1 } else { new.append(item) }
+        for (position, item) in items.enumerated() {
+            if try isThere(item, in: collection, of: keychain) {
+                there += 1
+            } else {
+                new.append(item)
+                positions.append(position)
+            }
         }
-        return ImportPlan(collection: collection, new: new, alreadyThere: there)
+        return ImportPlan(collection: collection, new: new, positions: positions, alreadyThere: there)
     }
 
     /// Adds the new items; their references, in order.

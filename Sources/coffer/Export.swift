@@ -15,11 +15,14 @@ struct Export: ParsableCommand {
         those given with --collection, protected by a passphrase you choose (Argon2id and \
         AES-256-GCM; the format is described in docs/backup-format.md). \
         `coffer import backup FILE` restores it exactly: labels, attributes, secrets, content \
-        types, times and aliases.
+        types, times and aliases, the application that created each item, and each \
+        collection's policy and grants (see 'coffer policy' and 'coffer access').
 
         --format gnome-keyring writes one collection as a gnome-keyring keyring file, \
         encrypted with a password you choose, that gnome-keyring opens: put it in \
-        ~/.local/share/keyrings/NAME.keyring to go back to gnome-keyring.
+        ~/.local/share/keyrings/NAME.keyring to go back to gnome-keyring. gnome-keyring has \
+        no access rules: the keyring keeps the items, not who created them nor the \
+        collection's policy and grants.
 
         Export works on the store files (as with --data-dir): each collection's password is \
         asked, then the new passphrase (twice on a terminal). With --password-stdin, each is \
@@ -71,7 +74,8 @@ struct Export: ParsableCommand {
         var backup = Backup(collections: [], aliases: [:])
         for id in ids {
             try unlock(id, in: keychain, input: input)
-            backup.collections.append(try Self.read(id, from: keychain))
+            // A gnome-keyring keyring cannot hold access rules: they are not even read.
+            backup.collections.append(try Self.read(id, from: keychain, withAccess: format == .coffer))
         }
         let bytes: [UInt8]
         switch format {
@@ -115,21 +119,27 @@ struct Export: ParsableCommand {
         }
     }
 
-    /// Every item of the unlocked collection `id`, with its secret.
-    static func read(_ id: CollectionID, from keychain: Keychain) throws -> Backup.Collection {
+    /// Every item of the unlocked collection `id`, with its secret and creator, and with
+    /// `withAccess` the collection's policy and grants (else no policy and no grants).
+    static func read(_ id: CollectionID, from keychain: Keychain, withAccess: Bool) throws -> Backup.Collection {
         let info = try keychain.info(id)
         let matches = try keychain.search(Query(collection: id, returnAttributes: true))
         var items: [Backup.Item?] = Array(repeating: nil, count: matches.count)
         try keychain.forEachSecret(of: matches.map(\.reference)) { position, secret in
             guard let metadata = matches[position].metadata else { return }
             items[position] = Backup.Item(label: metadata.label, attributes: metadata.attributes, secret: secret,
-                                          created: metadata.created, modified: metadata.modified)
+                                          created: metadata.created, modified: metadata.modified, creator: metadata.creator)
         }
         let read = items.compactMap { $0 }
         guard read.count == matches.count else {
             throw CLIError.storeFailure("\(matches.count - read.count) items of '\(id)' could not be read; nothing was written")
         }
-        return Backup.Collection(id: id, label: info.label, created: info.created, modified: info.modified, items: read)
+        var collection = Backup.Collection(id: id, label: info.label, created: info.created, modified: info.modified,
+                                           items: read, policy: nil)
+        if withAccess {
+            collection.keep(try keychain.access(of: id), itemIDs: matches.map(\.reference.item), now: Clock.now())
+        }
+        return collection
     }
 
     /// A collection as a gnome-keyring keyring (items numbered from 1).

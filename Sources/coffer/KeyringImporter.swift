@@ -25,11 +25,21 @@ struct KeyringImporter {
                         from: Encode.display(path))
     }
 
+    /// What `importItems` did.
+    struct Imported {
+        /// Whether it made the collection (else it added to an existing one).
+        let createdCollection: Bool
+        /// The id each of the items given got, in their order; nil for one already there.
+        let itemIDs: [ItemID?]
+    }
+
     /// Adds `items` (from `source`, as it is named in messages) to `target`, unlocking it with
     /// `password` when that opens it (else asking its own), or creating it with `password`
-    /// (else a new one, asked) and `label`.
+    /// (else a new one, asked), `label` and `policy` (nil: the default for new collections).
+    /// Nil on a dry run.
+    @discardableResult
     func importItems(_ items: [NewItem], label: String, into target: CollectionID, password: SecureBytes?,
-                     from source: String) throws {
+                     policy: AccessPolicy? = nil, from source: String) throws -> Imported? {
         let exists = try keychain.collectionIDs().contains(target)
         if dryRun {
             // Only the given password is tried: a collection it does not open is not
@@ -38,18 +48,26 @@ struct KeyringImporter {
             let unlocked = try exists && !keychain.info(target).isLocked
             let there = unlocked ? try ImportPlan.make(items, into: target, of: keychain).alreadyThere : 0
             Output.line("would import \(items.count - there) of \(items.count) items from \(source) into '\(target)'\(exists ? "" : " (a new collection)")")
-            return
+            return nil
         }
         if exists {
             try unlock(target, trying: password)
         } else {
             let newPassword = try password.map { try $0.slice(0..<$0.count) } ?? input.newPassword(for: target)
-            _ = try keychain.createCollection(label: label.isEmpty ? target.rawValue : label, id: target, password: newPassword)
+            let name = label.isEmpty ? target.rawValue : label
+            if let policy {
+                _ = try keychain.createCollection(label: name, id: target, password: newPassword, policy: policy)
+            } else {
+                _ = try keychain.createCollection(label: name, id: target, password: newPassword)
+            }
         }
         let plan = try ImportPlan.make(items, into: target, of: keychain)
-        try plan.apply(to: keychain)
+        let references = try plan.apply(to: keychain)
         let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
         Output.line("imported \(plan.new.count) items from \(source) into '\(target)'\(skipped)")
+        var itemIDs: [ItemID?] = Array(repeating: nil, count: items.count)
+        for (position, reference) in zip(plan.positions, references) { itemIDs[position] = reference.item }
+        return Imported(createdCollection: !exists, itemIDs: itemIDs)
     }
 
     /// Unlocks the existing collection with the keyring's password when that opens it, else
