@@ -21,20 +21,33 @@ struct ReadAuthorization {
 /// the user is asked — Allow once, Always allow (remembered as a grant), or Deny — or (policy
 /// `strict`) refused. Every decision is written to the audit log.
 ///
-/// Runs on the loop thread; dialogs run one at a time on the prompts' dialog queue. A client
-/// has at most `maxPendingConsents` dialogs waiting, and what the user denied stays denied for
-/// the rest of that client's connection, so no client can flood the user with dialogs.
+/// Runs on the loop thread; dialogs run one at a time on the prompts' dialog queue. So that no
+/// program can flood the user with dialogs (also by opening many connections): an application
+/// has at most `maxPendingPerApplication` dialogs waiting and all at most `maxPending`; what the
+/// user denied an application stays denied, without asking, for `denialMemory` seconds (or
+/// until a grant); a dialog whose client left the bus before its turn is not shown.
 final class AccessGate: @unchecked Sendable {
     private unowned let server: SecretServer
     private let identifier: CallerIdentifier
     private let consent: (any ConsentAsker)?
     private let audit: (any AuditRecorder)?
-    /// Per client: items the user denied it.
-    private var denied: [String: Set<ItemReference>] = [:]
-    /// Per client: consent dialogs asked for and not yet answered.
-    private var pending: [String: Int] = [:]
 
-    static let maxPendingConsents = 8
+    private struct Denial: Hashable {
+        let application: Application
+        let item: ItemReference
+    }
+    /// What the user denied, until when (seconds since 1970).
+    private var denied: [Denial: UInt64] = [:]
+    /// Consent dialogs asked for and not yet answered, per application.
+    private var pending: [Application: Int] = [:]
+    /// Clients that left the bus (read by the dialog thread before showing their dialog).
+    private let departed = Mutex<Set<String>>([])
+
+    static let maxPendingPerApplication = 4
+    static let maxPending = 32
+    static let denialMemory: UInt64 = 600
+    /// The most denials remembered; the oldest go first.
+    static let maxDenials = 10_000
 
     init(server: SecretServer, identifier: CallerIdentifier, consent: (any ConsentAsker)?, audit: (any AuditRecorder)?) {
         self.server = server
@@ -55,11 +68,26 @@ final class AccessGate: @unchecked Sendable {
         }
     }
 
-    /// Drops what is known of a client that left the bus.
+    /// Drops what is known of a client that left the bus; its dialogs still waiting are not shown.
     func forget(_ client: String) {
         identifier.forget(client)
-        denied[client] = nil
-        pending[client] = nil
+        if pending.values.contains(where: { $0 > 0 }) { departed.withLock { _ = $0.insert(client) } }
+    }
+
+    private func isDenied(_ reference: ItemReference, to application: Application, now: UInt64) -> Bool {
+        guard let until = denied[Denial(application: application, item: reference)] else { return false }
+        return now < until
+    }
+
+    private func remember(denials references: Set<ItemReference>, of application: Application) {
+        let now = Clock.now()
+        if denied.count + references.count > Self.maxDenials {
+            denied = denied.filter { $0.value > now }
+            while denied.count + references.count > Self.maxDenials, let oldest = denied.min(by: { $0.value < $1.value }) {
+                denied[oldest.key] = nil
+            }
+        }
+        for reference in references { denied[Denial(application: application, item: reference)] = now + Self.denialMemory }
     }
 
     func record(_ event: AuditEvent) {
@@ -94,8 +122,10 @@ final class AccessGate: @unchecked Sendable {
                 identifier.executableDigest(of: identified) { [self] _ in authorizeReads(of: references, by: client, digestRead: true, then: then) }
                 return
             }
+            let now = Clock.now()
+            let application = identified.application
             let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decided in
-                decided.decision == .ask && !(denied[client]?.contains(reference) ?? false) ? reference : nil
+                decided.decision == .ask && !isDenied(reference, to: application, now: now) ? reference : nil
             }))
             guard !toAsk.isEmpty else {
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
@@ -106,16 +136,18 @@ final class AccessGate: @unchecked Sendable {
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
                 return
             }
-            guard pending[client, default: 0] < Self.maxPendingConsents else {
+            guard pending[application, default: 0] < Self.maxPendingPerApplication,
+                  pending.values.reduce(0, +) < Self.maxPending else {
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: [],
-                              busy: "\(Self.maxPendingConsents) of its requests are already waiting for the user"))
+                              busy: "too many of its (or all applications') requests are already waiting for the user"))
                 return
             }
-            pending[client, default: 0] += 1
+            pending[application, default: 0] += 1
             ask(consent, about: toAsk, for: client, as: identified) { [self] allowedOnce, refusedNow in
-                pending[client, default: 1] -= 1
-                if pending[client] == 0 { pending[client] = nil }
-                denied[client, default: []].formUnion(refusedNow)
+                pending[application, default: 1] -= 1
+                if pending[application] == 0 { pending[application] = nil }
+                if pending.isEmpty { departed.withLock { $0.removeAll() } }
+                remember(denials: refusedNow, of: application)
                 // Decided again now, right before the secrets are read: a dialog takes time,
                 // and a grant or a lock may have come meanwhile.
                 let now = server.keychain.decide(reads: references, by: identified.application,
@@ -158,8 +190,8 @@ final class AccessGate: @unchecked Sendable {
                 if allowedOnce.contains(reference) {
                     result.allowed.insert(reference)
                     details[reference] = "allowed once by the user"
-                } else if denied[client]?.contains(reference) ?? false {
-                    result.refused[reference] = "the user denied it access to this item"
+                } else if isDenied(reference, to: identified.application, now: Clock.now()) {
+                    result.refused[reference] = "the user denied it access to this item (asked again in at most \(Self.denialMemory / 60) minutes)"
                 } else if let busy {
                     result.refused[reference] = busy
                 } else {
@@ -215,10 +247,12 @@ final class AccessGate: @unchecked Sendable {
         let log = server.log
         let audit = self.audit
         let byCollection = Dictionary(grouping: references, by: \.collection)
-        Prompt.dialogs.async {
+        Prompt.dialogs.async { [self] in
             var allowedOnce: Set<ItemReference> = []
             var refused: Set<ItemReference> = []
             for (collection, items) in byCollection.sorted(by: { $0.key < $1.key }) {
+                // Its client left while it waited: nobody is there to read the answer.
+                guard !departed.withLock({ $0.contains(client) }) else { break }
                 // An earlier dialog may have answered for these already ("Always allow").
                 let decisions = keychain.decide(reads: items, by: identified.application, digest: { identified.executableDigest })
                 let still = zip(items, decisions).filter { $0.1.decision == .ask }.map(\.0).sorted { $0.item < $1.item }
@@ -256,17 +290,40 @@ final class AccessGate: @unchecked Sendable {
         }
     }
 
-    /// The dialog's text: who wants what.
+    /// The dialog's text: who wants what, and who made it. Labels and names come from other
+    /// programs: they are shortened and cleaned of control, line-breaking and bidirectional
+    /// characters, so that they cannot dress the question up as something else.
     static func request(for references: [ItemReference], in collection: CollectionID, by application: Application,
                         keychain: Keychain) -> ConsentRequest {
-        let labels = references.prefix(5).map { "'\((try? keychain.metadata(of: $0).label) ?? "item \($0.item)")'" }
-        let keyring = (try? keychain.info(collection).label) ?? collection.rawValue
+        let metadata = references.map { try? keychain.metadata(of: $0) }
+        let labels = zip(references, metadata).prefix(5).map { reference, metadata in
+            "'\(clean(metadata?.label ?? "item \(reference.item)"))'"
+        }
+        let keyring = clean((try? keychain.info(collection).label) ?? collection.rawValue)
+        let creators = Set(metadata.map { $0?.creator.map { clean($0.description) } ?? "an unknown application" })
         let what = references.count == 1
             ? "the secret \(labels[0])"
             : "\(references.count) secrets (\(labels.joined(separator: ", "))\(references.count > 5 ? ", …" : ""))"
         return ConsentRequest(
             title: "Allow access to a secret?",
-            description: "\(application) wants to read \(what) in the keyring '\(keyring)'. It did not create \(references.count == 1 ? "it" : "them").\n\n"
+            description: "\(clean(application.description, limit: .max)) wants to read \(what) in the keyring '\(keyring)', "
+                + "created by \(creators.sorted().joined(separator: ", ")).\n\n"
                 + "Always allow remembers your answer for this application (`coffer access list` shows it).")
+    }
+
+    /// `text` safe to show: at most `limit` characters; control, line-breaking and
+    /// bidirectional formatting characters as `?`.
+    static func clean(_ text: String, limit: Int = 80) -> String {
+        let unsafe: (Unicode.Scalar) -> Bool = { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+                || (0x200E...0x200F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
+                || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x061C
+        }
+        var scalars = String.UnicodeScalarView(text.unicodeScalars.map { unsafe($0) ? "?" : $0 })
+        if scalars.count > limit {
+            scalars = String.UnicodeScalarView(scalars.prefix(limit - 1))
+            scalars.append("…")
+        }
+        return String(scalars)
     }
 }

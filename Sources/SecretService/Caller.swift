@@ -52,8 +52,12 @@ public final class Caller: Sendable, CustomStringConvertible {
     /// file on first use, blocking: on the loop thread, first let
     /// `CallerIdentifier.executableDigest(of:then:)` read it on another thread.
     public var executableDigest: [UInt8]? {
-        digest.withLock { known in
-            if known == nil { known = digests.digest(of: process) }
+        if let known = knownExecutableDigest { return known }
+        // Hashed outside the lock: the loop thread reads `knownExecutableDigest` meanwhile and
+        // must not wait for a large program file to be read.
+        let computed = digests.digest(of: process)
+        return digest.withLock { known in
+            if known == nil { known = computed }
             return known
         }
     }
