@@ -16,8 +16,9 @@ import CofferCore
 /// means `CollectionAccess.legacy`.
 enum AccessCoding {
     static let version: UInt8 = 1
-    /// More grants than anyone gives by hand or by prompt; a larger count is damage.
-    static let maxGrants = 100_000
+    /// The most grants a collection keeps (about 600 KiB of rules, decrypted at each change);
+    /// a file with more is damaged.
+    static let maxGrants = 10_000
     private static let policies: [AccessPolicy] = [.open, .ask, .strict]
 
     static func encode(_ access: CollectionAccess) -> [UInt8] {

@@ -174,6 +174,12 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try withWriteLock { s throws(CofferError) in
             var access = try access(in: &s)
             try change(&access)
+            // Grants of items deleted since, and expired ones, go; the rest must fit the limit.
+            let now = Clock.now()
+            access.grants.removeAll { grant in grant.isExpired(at: now) || grant.item.map { s.log.entries[$0] == nil } ?? false }
+            guard access.grants.count <= AccessCoding.maxGrants else {
+                throw .limitExceeded("collection '\(id)' would have \(access.grants.count) grants, more than the \(AccessCoding.maxGrants) it may keep; revoke some (coffer access revoke) or grant the whole collection instead of single items")
+            }
             try append(try metaRecord(label: s.log.label, access: access, in: s), to: &s)
             return access
         }

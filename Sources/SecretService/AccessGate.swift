@@ -231,7 +231,13 @@ final class AccessGate: @unchecked Sendable {
     static func refusal(of reference: ItemReference, to application: Application?, because why: String) -> DBusError {
         guard let application else { return .accessDenied("Access denied: \(why).") }
         return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
-            + "To allow it: coffer access grant \(application.encoded) --collection \(reference.collection) --item \(reference.item)")
+            + "To allow it: coffer access grant \(shellQuoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)")
+    }
+
+    /// `text` in single quotes unless it is plain (for a command the user may copy).
+    private static func shellQuoted(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "/._-+:,".unicodeScalars.contains($0)) }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     // MARK: Dialogs

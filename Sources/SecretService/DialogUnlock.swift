@@ -52,6 +52,7 @@ extension SecretServer {
         if case .unlocked = outcome {
             connection.post { [self] in
                 log("collection \(id) unlocked by \(requester)")
+                auditCollection(.unlock, id, by: requester, detail: "password typed in a dialog for the Secret portal")
                 lockStateChanged(id)
             }
         }

@@ -30,8 +30,13 @@ extension SecretServer {
     /// calls it once a `.portal` file names this bus name. Call after `start()`, whose policy
     /// (callers of this Unix user only) it shares. Each request is recorded in `audit` (a
     /// `portal` event) when given.
-    public func startSecretPortal(audit: (any AuditRecorder)? = nil) {
+    /// Where distributions install xdg-desktop-portal.
+    public static let standardPortalFrontends: Set<String> = ["/usr/libexec/xdg-desktop-portal", "/usr/lib/xdg-desktop-portal"]
+
+    /// `frontends`: the programs that may call it (xdg-desktop-portal's executable).
+    public func startSecretPortal(audit: (any AuditRecorder)? = nil,
+                                  frontends: Set<String> = SecretServer.standardPortalFrontends) {
         connection.objectServer.register(path: PortalSecretInterface.path,
-                                         object: PortalSecretObject(portal: SecretPortal(server: self, audit: audit)))
+                                         object: PortalSecretObject(portal: SecretPortal(server: self, audit: audit, frontends: frontends)))
     }
 }

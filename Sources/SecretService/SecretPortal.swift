@@ -22,6 +22,8 @@ import SystemKit
 final class SecretPortal: Sendable {
     private let server: SecretServer
     private let audit: (any AuditRecorder)?
+    /// The programs that may be the frontend (the executable of xdg-desktop-portal).
+    private let frontends: Set<String>
     private let requests = DispatchQueue(label: "coffer.secret-portal", qos: .userInitiated)
 
     /// How many random bytes a master secret has (as gnome-keyring's and oo7's).
@@ -29,10 +31,12 @@ final class SecretPortal: Sendable {
     /// How long a write may wait for a reader that does not read.
     static let writeTimeout: Duration = .seconds(10)
 
-    init(server: SecretServer, audit: (any AuditRecorder)?) {
+    init(server: SecretServer, audit: (any AuditRecorder)?, frontends: Set<String>) {
         self.server = server
         self.audit = audit
+        self.frontends = frontends
     }
+
 
     typealias RetrieveSecret = PortalSecretInterface.RetrieveSecret
 
@@ -41,8 +45,12 @@ final class SecretPortal: Sendable {
     /// user did not unlock the collection).
     func retrieveSecret(_ input: RetrieveSecret.Input, call: MethodCall) -> MethodResult {
         server.connection.nameOwner(PortalSecretInterface.frontendBusName) { [self] owner in
+          // The name's owner must also be xdg-desktop-portal's program: where the portal does not
+          // run, any program could otherwise take its name and ask for every app's secret.
+          server.gate.application(of: call.sender) { [self] identified in
             do {
                 try checkCaller(call.sender, owner: owner, appID: input.appID)
+                try checkFrontend(call.sender, identified?.application, appID: input.appID)
                 if let problem = Self.problem(withAppID: input.appID) {
                     server.log("secret portal: refused a request of \(call.sender): its application id is none (\(problem))")
                     record(nil, .denied, detail: "not an application id: \(problem)")
@@ -66,10 +74,20 @@ final class SecretPortal: Sendable {
                 }
             }
         }
+          }
         return .deferred
     }
 
     // MARK: Who may ask, for whom
+
+    /// AccessDenied unless `application` is xdg-desktop-portal's program.
+    private func checkFrontend(_ caller: String, _ application: Application?, appID: String) throws(DBusError) {
+        if let application, application.kind == .executable, frontends.contains(application.name) { return }
+        let who = application.map(\.description) ?? "a program the service cannot identify"
+        server.log("secret portal: refused \(caller) (\(who)), which owns \(PortalSecretInterface.frontendBusName) but is not xdg-desktop-portal")
+        record(Self.problem(withAppID: appID) == nil ? appID : nil, .denied, detail: "asked by \(who), which is not xdg-desktop-portal")
+        throw .accessDenied("only xdg-desktop-portal (\(frontends.sorted().joined(separator: " or "))) may ask for an application's secret; \(who) is not it")
+    }
 
     /// AccessDenied unless `caller` owns xdg-desktop-portal's bus name (`owner`: what the bus
     /// said owns it).

@@ -70,6 +70,11 @@ struct Cofferd: ParsableCommand {
     @Option(help: ArgumentHelp("Bus address to serve on instead of the session bus.", visibility: .hidden))
     var address: String?
 
+    @Option(name: .customLong("portal-frontend"),
+            help: ArgumentHelp("Another program (absolute path) that may call the Secret portal backend, besides xdg-desktop-portal.",
+                               visibility: .hidden))
+    var portalFrontends: [String] = []
+
     @Option(help: ArgumentHelp("Size of the locked secure-memory pool in KiB (default 4096).", visibility: .hidden))
     var secureMemoryKib: Int = 4096
 
@@ -133,7 +138,7 @@ struct Cofferd: ParsableCommand {
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit, log: log)
         try server.start()
-        server.startSecretPortal(audit: audit)
+        server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         connection.run()

@@ -77,6 +77,22 @@ import Testing
         #expect(decisions(keychain, reads: [item], by: tool, digest: { digest }) == [.ask])
     }
 
+    /// Grants of deleted items go at the next change of the rules.
+    @Test func grantsOfDeletedItemsAreDropped() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        let item = try keychain.add(NewItem(label: "T", attributes: ["n": "1"], secret: secret("t")), to: work)
+        try keychain.updateAccess(of: work) { access in
+            access.add(AccessGrant(application: tool, item: item.item, granted: 1), now: 1)
+            access.add(AccessGrant(application: tool, item: nil, granted: 1), now: 1)
+        }
+        #expect(try keychain.access(of: work).grants.count == 2)
+        try keychain.delete(item)
+        let after = try keychain.updateAccess(of: work) { $0.policy = .strict }
+        #expect(after.grants == [AccessGrant(application: tool, item: nil, granted: 1)])
+    }
+
     /// Two processes' keychains over one directory: a grant given through one is seen by the other.
     @Test func aGrantWrittenElsewhereIsSeen() throws {
         let fixture = try StoreFixture()

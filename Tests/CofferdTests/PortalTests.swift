@@ -12,6 +12,8 @@ import Testing
 /// called as xdg-desktop-portal calls it: by the owner of `org.freedesktop.portal.Desktop`,
 /// with an application id and a pipe's write end to receive the application's secret.
 @Suite(.timeLimit(.minutes(5))) struct PortalTests {
+    /// This test process stands in for xdg-desktop-portal: cofferd is told it may.
+    static let frontend = ["--portal-frontend", Executables.thisProcess]
     typealias RetrieveSecret = PortalSecretInterface.RetrieveSecret
 
     /// What one RetrieveSecret call gave: its reply (or error), and what came through the pipe.
@@ -63,7 +65,7 @@ import Testing
     }
 
     @Test func eachApplicationGetsItsOwnSecretTheSameEveryTimeAlsoAfterARestart() throws {
-        let f = try DaemonFixture()
+        let f = try DaemonFixture(daemonOptions: Self.frontend)
         defer { f.shutdown() }
         try f.grant()   // this process checks the items the portal made for the apps
         var portal = try Self.portalFrontend(f)
@@ -126,8 +128,21 @@ import Testing
         #expect(result.exitCode == 0, "coffer add: \(result)")
     }
 
-    @Test func onlyTheOwnerOfThePortalNameMayAskAndOnlyForAnApplicationID() throws {
+    /// Where xdg-desktop-portal does not run, any program could take its bus name: owning the
+    /// name is not enough, the caller must be xdg-desktop-portal's program.
+    @Test func aProgramThatTakesThePortalNameIsNotThePortal() throws {
         let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let portal = try Self.portalFrontend(f)
+        let taken = try Self.retrieve("org.example.Victim", as: portal)
+        #expect(taken.error?.name == DBusError.Name.accessDenied, "\(taken.reply)")
+        #expect(taken.error?.message.contains("is not it") == true, "\(taken.reply)")
+        #expect(taken.pipe.bytes.isEmpty && taken.pipe.reachedEnd, "\(taken.pipe)")
+        #expect(try portal.library.search(Self.itemAttributes("org.example.Victim")).isEmpty)
+    }
+
+    @Test func onlyTheOwnerOfThePortalNameMayAskAndOnlyForAnApplicationID() throws {
+        let f = try DaemonFixture(daemonOptions: Self.frontend)
         defer { f.shutdown() }
         let c = f.client!
 
@@ -183,7 +198,7 @@ import Testing
     }
 
     @Test func aLockedDefaultCollectionIsUnlockedThroughThePasswordDialog() throws {
-        let f = try DaemonFixture(pinentry: ["wrong password", DaemonFixture.loginPassword])
+        let f = try DaemonFixture(pinentry: ["wrong password", DaemonFixture.loginPassword], daemonOptions: Self.frontend)
         defer { f.shutdown() }
         let c = f.client!
         let portal = try Self.portalFrontend(f)
@@ -204,8 +219,8 @@ import Testing
 
         func fixture() throws -> DaemonFixture {
             switch self {
-            case .cancelledDialog: try DaemonFixture(pinentry: ["CANCEL"])
-            case .noDialog: try DaemonFixture(pinentryProgram: "/nonexistent/pinentry")
+            case .cancelledDialog: try DaemonFixture(pinentry: ["CANCEL"], daemonOptions: PortalTests.frontend)
+            case .noDialog: try DaemonFixture(pinentryProgram: "/nonexistent/pinentry", daemonOptions: PortalTests.frontend)
             }
         }
 
@@ -235,7 +250,7 @@ import Testing
     }
 
     @Test func withoutADefaultCollectionTheErrorSaysSo() throws {
-        let f = try DaemonFixture(unlock: false)
+        let f = try DaemonFixture(unlock: false, daemonOptions: Self.frontend)
         defer { f.shutdown() }
         let portal = try Self.portalFrontend(f)
         let retrieval = try Self.retrieve("org.example.Homeless", as: portal)

@@ -38,7 +38,7 @@ final class InProcessServer: @unchecked Sendable {
         serverConnection = try DBusConnection(address: bus.address)
         server = SecretServer(keychain: keychain, connection: serverConnection, passwords: passwords, log: { _ in })
         try server.start()
-        server.startSecretPortal(audit: portalAudit)
+        server.startSecretPortal(audit: portalAudit, frontends: [Executables.thisProcess])
         loop = LoopThread(serverConnection)
         client = SecretServiceClient(connection: try DBusConnection(address: bus.address),
                                      destination: serverConnection.uniqueName)
