@@ -7,8 +7,8 @@ import CofferCrypto
 /// index, meta and removal records), read at once and read in two steps as a growing file is;
 /// then, for files sealed with the seed password, unlocked, verified and every item opened.
 /// The file is read a second time with every record checksum made valid, and the input also
-/// goes straight to the attribute-index and item-payload decoders, which in a file sit behind
-/// a checksum or an authentication tag.
+/// goes straight to the attribute-index, item-payload and access-rules decoders, which in a
+/// file sit behind a checksum or an authentication tag.
 ///
 /// Besides crashes, it traps when a parsed log breaks a promise the store relies on: its valid
 /// end lies inside the image, and every live entry reads back as an item record with its id.
@@ -19,6 +19,9 @@ public enum StoreFileHarness {
 
     public static func run(_ bytes: [UInt8]) {
         _ = AttributeHasher.decode(bytes[...])
+        if let access = AccessCoding.decode(bytes) {
+            expect(AccessCoding.decode(AccessCoding.encode(access)) == access, "access rules do not survive encoding")
+        }
         if let payload = try? SecureBytes(bytes) { readPayload(payload) }
         readFile(bytes)
         if let fixed = withValidRecordChecksums(bytes), fixed != bytes { readFile(fixed) }
@@ -78,6 +81,10 @@ public enum StoreFileHarness {
               let key = try? DataKey(log.header.openDataKey(password: password)) else { return }
         _ = try? log.verify(with: key, items: false)
         _ = try? log.verify(with: key, items: true)
+        if let meta = log.meta, case .frame(let frame) = RecordFrame.parse(log.bytes, at: meta.offset, end: log.validEnd),
+           let sealed = try? frame.open(in: log.bytes, key: key, uuid: log.header.uuid) {
+            _ = AccessCoding.decode(sealed.unprotectedArray(0..<sealed.count))
+        }
         for item in log.entries.keys {
             guard let frame = log.frame(of: item),
                   let payload = try? frame.open(in: log.bytes, key: key, uuid: log.header.uuid) else { continue }

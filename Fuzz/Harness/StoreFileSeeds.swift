@@ -31,6 +31,15 @@ enum StoreFileSeeds {
         try keychain.delete(Query(attributes: ["n": "2"]))
         try keychain.collection(history).setLabel("History 2")
 
+        // Since 0.3: items that record their creator, and a collection with access rules.
+        let python = Application(kind: .executable, name: "/usr/bin/python3")!
+        let rules = try keychain.createCollection(label: "Rules", id: CollectionID("rules"), password: password, policy: .strict)
+        try keychain.add(NewItem(label: "Made", attributes: ["n": "1"], secret: secret("m"), creator: python), to: rules)
+        let grant = AccessGrant(application: Application(kind: .flatpak, name: "org.example.App")!, item: 1, granted: 1_700_000_000,
+                                expires: 1_800_000_000, executableDigest: nil)
+        try keychain.updateAccess(of: rules) { $0.add(grant, now: 1_700_000_000) }
+        let access = CollectionAccess(policy: .ask, grants: [grant, AccessGrant(application: python, item: nil, granted: 1,
+                                                                                 executableDigest: Array(repeating: 7, count: 32))])
         let twoItems = try file(login)
         let metadata = ItemMetadata(label: "Git", attributes: ["service": "git"], contentType: "text/plain",
                                     created: 1_700_000_000, modified: 1_700_000_001)
@@ -44,6 +53,8 @@ enum StoreFileSeeds {
             Seed(name: "store-reserved-space", bytes: twoItems + Array(repeating: 0, count: 64)),
             Seed(name: "item-payload", bytes: payload.withUnprotectedCopy { $0 }),
             Seed(name: "attribute-index", bytes: AttributeHasher.encode(hasher.terms(["service": "git", "account": "me"]))),
+            Seed(name: "store-creators-and-rules", bytes: try file(rules)),
+            Seed(name: "access-rules", bytes: AccessCoding.encode(access)),
         ]
     }
 }
