@@ -3,6 +3,9 @@
 public enum ItemClass: String, CaseIterable, Sendable {
     case genericPassword = "generic"
     case internetPassword = "internet"
+    /// A one-time-password secret (TOTP): its secret is the HMAC key, its parameters are
+    /// attributes (see `OneTimePassword.attributes`).
+    case oneTimePassword = "otp"
 
     /// The attribute name that carries the schema.
     public static let schemaAttribute = "xdg:schema"
@@ -12,6 +15,7 @@ public enum ItemClass: String, CaseIterable, Sendable {
         switch self {
         case .genericPassword: "org.freedesktop.Secret.Generic"
         case .internetPassword: "org.gnome.keyring.NetworkPassword"
+        case .oneTimePassword: "org.coffer.OneTimePassword"
         }
     }
 
