@@ -24,6 +24,9 @@ public enum CofferError: Error, Equatable, Sendable {
     /// A memory budget (the session collection's, the secure memory for secrets) has no room
     /// for this request now; the text says which. Nothing was changed.
     case limitExceeded(String)
+    /// Wrong passwords were given for the collection: the next one is not checked for this
+    /// many more seconds.
+    case throttled(String, seconds: UInt64)
 }
 
 extension CofferError: CustomStringConvertible {
@@ -39,6 +42,8 @@ extension CofferError: CustomStringConvertible {
         case .storeCorrupt(let file, let reason): "store file \(file) is damaged (\(reason)); it was left untouched"
         case .io(let what): what
         case .limitExceeded(let what): what
+        case .throttled(let id, let seconds):
+            "too many wrong passwords for collection '\(id)': the next one is checked in \(seconds) second\(seconds == 1 ? "" : "s"); wait, then try again"
         }
     }
 }

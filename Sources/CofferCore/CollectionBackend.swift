@@ -77,6 +77,11 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// Unlocks with `password`; `authenticationFailed` if it is wrong. Does the slow key
     /// derivation without holding the backend's lock.
     func unlock(password: SecureBytes) throws(CofferError)
+    /// Unlocks with the first of `passwords` that is right and returns its position; all
+    /// wrong count as one wrong password.
+    func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int
+    /// How long after wrong passwords the next one waits before it is checked (0: none).
+    var secondsBeforeNextUnlock: UInt64 { get }
     func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError)
     /// Who may read the collection's secrets (needs it unlocked: the rules are encrypted).
     func access() throws(CofferError) -> CollectionAccess
@@ -86,6 +91,20 @@ public protocol CollectionBackend: AnyObject, Sendable {
 }
 
 extension CollectionBackend {
+    public var secondsBeforeNextUnlock: UInt64 { 0 }
+
+    public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
+        for (position, password) in passwords.enumerated() {
+            do throws(CofferError) {
+                try unlock(password: password)
+                return position
+            } catch .authenticationFailed {
+                continue
+            }
+        }
+        throw .authenticationFailed
+    }
+
     public func forEachSecret(of items: [ItemID], _ body: (Int, Secret) throws -> Void) throws {
         for (position, item) in items.enumerated() {
             let secret: Secret

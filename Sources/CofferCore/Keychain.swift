@@ -93,6 +93,16 @@ public final class Keychain: Sendable {
         try collection(id).unlock(password: password)
     }
 
+    /// How long the next password for `id` waits before it is checked, after wrong ones.
+    public func secondsBeforeNextUnlock(_ id: CollectionID) -> UInt64 {
+        (try? collection(id).secondsBeforeNextUnlock) ?? 0
+    }
+
+    /// Unlocks with the first of `passwords` that is right; returns its position.
+    public func unlock(_ id: CollectionID, anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
+        try collection(id).unlock(anyOf: passwords)
+    }
+
     public func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
         try collection(id).changePassword(from: old, to: new)
     }

@@ -254,18 +254,48 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     }
 
     public func unlock(password: SecureBytes) throws(CofferError) {
+        _ = try unlock(anyOf: [password])
+    }
+
+    public var secondsBeforeNextUnlock: UInt64 {
+        UnlockThrottle(directory: directory, collection: id).secondsLeft(at: Clock.now())
+    }
+
+    /// Unlocks with the first of `passwords` that opens the collection and returns its position;
+    /// wrong ones count as one wrong password for the throttle (see `UnlockThrottle`), and none
+    /// is checked while the throttle says to wait.
+    public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let key = try DataKey(try header.openDataKey(password: password))   // slow: outside the state lock
+        let (key, position) = try openDataKey(header, anyOf: passwords)   // slow: outside the state lock
         try state.withLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
             try s.log.verify(with: key, items: false)
             s.dataKey = key
         }
+        return position
+    }
+
+    /// The data key `header` seals, opened with the first of `passwords` that is right, under
+    /// the throttle: nothing is checked while it says to wait, and all wrong is one failure.
+    private func openDataKey(_ header: StoreHeader, anyOf passwords: [SecureBytes]) throws(CofferError) -> (DataKey, Int) {
+        let throttle = UnlockThrottle(directory: directory, collection: id)
+        try throttle.check(at: Clock.now())
+        for (position, password) in passwords.enumerated() {
+            do throws(CofferError) {
+                let key = try DataKey(try header.openDataKey(password: password))
+                throttle.reset()
+                return (key, position)
+            } catch .authenticationFailed {
+                continue
+            }
+        }
+        _ = try? throttle.recordFailure(at: Clock.now())
+        throw .authenticationFailed
     }
 
     public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let key = try DataKey(try header.openDataKey(password: old))
+        let (key, _) = try openDataKey(header, anyOf: [old])
         let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
                                                  dataKey: key.bytes, password: new, kdf: kdf)
         try withWriteLock { s throws(CofferError) in

@@ -39,10 +39,10 @@ extension SecretServer {
                     return .notUnlocked(why)
                 case .password(let password):
                     do {
-                        try keychain.unlock(id, password: password)
+                        try Keychain.waitingOutThrottle { () throws(CofferError) in try keychain.unlock(id, password: password) }
                         return .unlocked
                     } catch CofferError.authenticationFailed {
-                        error = "The unlock password was incorrect."
+                        error = "The unlock password was incorrect." + Prompt.waitNote(keychain.secondsBeforeNextUnlock(id))
                     } catch {
                         return .notUnlocked("cannot unlock \(id): \(error)")
                     }

@@ -185,10 +185,10 @@ final class Prompt: @unchecked Sendable {
                     return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
                 }
                 do {
-                    try server.keychain.unlock(id, password: password)
+                    try Keychain.waitingOutThrottle(cancelled: { isCancelled }) { () throws(CofferError) in try server.keychain.unlock(id, password: password) }
                     unlocked.append(id)
                 } catch .authenticationFailed {
-                    error = "The unlock password was incorrect."
+                    error = "The unlock password was incorrect." + Self.waitNote(server.keychain.secondsBeforeNextUnlock(id))
                     server.connection.post { [server, owner] in
                         server.auditCollection(.unlock, id, by: owner, outcome: .failed, detail: "wrong password typed in a prompt")
                     }
@@ -228,16 +228,24 @@ final class Prompt: @unchecked Sendable {
                                          description: "Choose a new password for the keyring '\(label)'.", confirm: true)
             guard let new = answer(askNew, passwords), !isCancelled else { return Outcome(dismissed: true, result: emptyResult) }
             do {
-                try server.keychain.changePassword(id, from: old, to: new)
+                try Keychain.waitingOutThrottle(cancelled: { isCancelled }) { () throws(CofferError) in try server.keychain.changePassword(id, from: old, to: new) }
                 server.log("password of collection \(id) changed by \(owner)")
                 return Outcome(dismissed: false, result: .string(""))
             } catch .authenticationFailed {
-                error = "The original password was incorrect."
+                error = "The original password was incorrect." + Self.waitNote(server.keychain.secondsBeforeNextUnlock(id))
             } catch {
                 server.log("prompt p\(number): cannot change the password of \(id): \(error)")
                 return Outcome(dismissed: true, result: emptyResult)
             }
         }
+    }
+}
+
+extension Prompt {
+    /// What a dialog adds after a wrong password when the next one has to wait.
+    static func waitNote(_ seconds: UInt64) -> String {
+        guard seconds > 0 else { return "" }
+        return " After wrong passwords, the next is checked only \(seconds) second\(seconds == 1 ? "" : "s") from now."
     }
 }
 

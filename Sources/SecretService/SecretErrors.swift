@@ -19,6 +19,7 @@ extension CofferError: DBusErrorConvertible {
         case .duplicateItem, .collectionExists: SecretServiceError.alreadyExists(description).dbusError
         case .storeCorrupt, .io: .failed(description)
         case .limitExceeded: SecretServiceError.limitsExceeded(description).dbusError
+        case .throttled: SecretServiceError.denied(description).dbusError
         }
     }
 }

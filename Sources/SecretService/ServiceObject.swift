@@ -183,7 +183,7 @@ struct ServiceObject: DBusObject {
         let server = self.server
         guard try server.keychain.info(id).isLocked else { return .empty }
         return server.offLoop(call, {
-            try server.keychain.unlock(id, password: password)
+            try Keychain.waitingOutThrottle { () throws(CofferError) in try server.keychain.unlock(id, password: password) }
             return NoArguments()
         }, then: {
             server.log("collection \(id) unlocked by \(call.sender)")
@@ -202,7 +202,7 @@ struct ServiceObject: DBusObject {
         let new = try server.secret(from: input.master, for: call.sender).bytes
         let server = self.server
         return server.offLoop(call, {
-            try server.keychain.changePassword(id, from: old, to: new)
+            try Keychain.waitingOutThrottle { () throws(CofferError) in try server.keychain.changePassword(id, from: old, to: new) }
             return NoArguments()
         }, then: {
             server.log("password of collection \(id) changed by \(call.sender)")

@@ -59,6 +59,8 @@ struct CLIError: Error {
             self = .storeFailure("\(what); check the permissions and free space of the data directory")
         case .limitExceeded(let what):
             self = .storeFailure("\(what); nothing was changed")
+        case .throttled:
+            self = .locked("\(error.description); nothing was changed")
         }
     }
 

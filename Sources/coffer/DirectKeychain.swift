@@ -41,7 +41,9 @@ final class DirectKeychain: KeychainBackend {
     func unlock(_ id: CollectionID, password: SecureBytes) throws {
         let label = try? keychain.info(id).label
         do {
-            try keychain.unlock(id, password: password)
+            try Keychain.waitingOutThrottle(announce: { Output.note("wrong passwords were given for '\(id)' before: this one is checked in \($0) second\($0 == 1 ? "" : "s")") }) {
+                () throws(CofferError) in try keychain.unlock(id, password: password)
+            }
             audit.record(AuditEvent(action: .unlock, outcome: .ok, application: program, collection: id, label: label,
                                     detail: "password given to coffer"))
         } catch {
@@ -54,7 +56,9 @@ final class DirectKeychain: KeychainBackend {
     }
 
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws {
-        try keychain.changePassword(id, from: old, to: new)
+        try Keychain.waitingOutThrottle(announce: { Output.note("wrong passwords were given for '\(id)' before: this one is checked in \($0) second\($0 == 1 ? "" : "s")") }) {
+            () throws(CofferError) in try keychain.changePassword(id, from: old, to: new)
+        }
     }
 
     func add(_ item: NewItem, to id: CollectionID, replace: Bool) throws -> (reference: ItemReference, replaced: Bool) {

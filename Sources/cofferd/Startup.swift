@@ -84,15 +84,15 @@ enum Startup {
     /// does not open it but `password` + "\n" does, the password is changed to `password` (so
     /// that the CLI, which never sends the newline, opens it too) and the log says so.
     private static func unlock(_ id: CollectionID, in keychain: Keychain, password: SecureBytes, log: (String) -> Void) throws {
-        do {
-            try keychain.unlock(id, password: password)
-        } catch CofferError.authenticationFailed {
-            let withNewline = try password.slice(0..<password.count)
-            try withNewline.append(UInt8(ascii: "\n"))
-            guard (try? keychain.unlock(id, password: withNewline)) != nil else { throw CofferError.authenticationFailed }
-            try keychain.changePassword(id, from: withNewline, to: password)
-            log("the password of \(id) was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
+        let withNewline = try password.slice(0..<password.count)
+        try withNewline.append(UInt8(ascii: "\n"))
+        // Both at once: one wrong password for the throttle when neither is right.
+        let opened = try Keychain.waitingOutThrottle(announce: { log("wrong passwords were given for \(id) before: waiting \($0) seconds before this one is checked") }) {
+            () throws(CofferError) in try keychain.unlock(id, anyOf: [password, withNewline])
         }
+        guard opened == 1 else { return }
+        try keychain.changePassword(id, from: withNewline, to: password)
+        log("the password of \(id) was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
     }
 
     /// Owns the bus name, or explains who does and what to do.

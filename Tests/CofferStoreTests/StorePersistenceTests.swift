@@ -30,7 +30,7 @@ import Testing
         #expect(locked[0].isLocked && locked[0].metadata == nil && locked[0].secret == nil)
         #expect(throws: CofferError.locked("work")) { try reopened.secret(of: ref) }
         #expect(throws: CofferError.authenticationFailed) { try reopened.unlock(work, password: password("wrong")) }
-        try reopened.unlock(work, password: password("pw"))
+        try unlockAfterTheWait(reopened, work, password("pw"))
         let found = try reopened.search(Query(attributes: attributes, returnAttributes: true, returnSecret: true))
         #expect(found.first?.metadata?.label == "Git!")
         #expect(text(found.first?.secret) == "two")
@@ -67,10 +67,11 @@ import Testing
         #expect(throws: CofferError.authenticationFailed) {
             try keychain.changePassword(work, from: password("bad"), to: password("new"))
         }
-        try keychain.changePassword(work, from: password("old"), to: password("new"))
+        let (old, new) = (try password("old"), try password("new"))
+        try Keychain.waitingOutThrottle { () throws(CofferError) in try keychain.changePassword(work, from: old, to: new) }
         let reopened = try fixture.keychain()
         #expect(throws: CofferError.authenticationFailed) { try reopened.unlock(work, password: password("old")) }
-        try reopened.unlock(work, password: password("new"))
+        try unlockAfterTheWait(reopened, work, password("new"))
         #expect(text(try reopened.search(Query(attributes: ["k": "v"], returnSecret: true)).first?.secret) == "s")
     }
 
@@ -81,7 +82,7 @@ import Testing
         try keychain.add(NewItem(label: "a", attributes: ["k": "v"], secret: secret("s")), to: work)
         let reopened = try fixture.keychain()
         #expect(throws: CofferError.authenticationFailed) { try reopened.unlock(work, password: password("x")) }
-        try reopened.unlock(work, password: try SecureBytes(count: 0))
+        try unlockAfterTheWait(reopened, work, try SecureBytes(count: 0))
         #expect(text(try reopened.search(Query(attributes: ["k": "v"], returnSecret: true)).first?.secret) == "s")
     }
 
@@ -138,4 +139,9 @@ import Testing
             try keychain.createCollection(label: "Again", id: .login, password: password("pw"))
         }
     }
+}
+
+/// Unlocks once the wait a wrong password given just before imposes is over (see UnlockThrottle).
+func unlockAfterTheWait(_ keychain: Keychain, _ id: CollectionID, _ password: SecureBytes) throws {
+    try Keychain.waitingOutThrottle { () throws(CofferError) in try keychain.unlock(id, password: password) }
 }

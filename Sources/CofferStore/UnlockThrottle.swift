@@ -1,0 +1,88 @@
+import CofferCore
+
+/// Wrong passwords given for one collection, kept beside it (`<id>.attempts`, 0600) so that
+/// every process — cofferd's prompts and interfaces, `coffer`, the PAM module — and every
+/// restart sees them. After `n` wrong passwords in a row, the next password is not even checked
+/// until `wait(afterFailures: n)` seconds after the last: 1, 2, 4, … up to 5 minutes. The right
+/// password, given when it may be, clears the count.
+///
+/// ```
+/// u32 wrong passwords in a row, u64 time of the last (seconds since 1970)
+/// ```
+struct UnlockThrottle {
+    let path: String
+    let collection: CollectionID
+
+    static let maxWait: UInt64 = 300
+    static let fileExtension = ".attempts"
+
+    init(directory: String, collection: CollectionID) {
+        path = "\(directory)/\(collection.rawValue)\(Self.fileExtension)"
+        self.collection = collection
+    }
+
+    /// How long the next attempt waits after `failures` wrong passwords in a row.
+    static func wait(afterFailures failures: UInt32) -> UInt64 {
+        guard failures > 0 else { return 0 }
+        return min(UInt64(1) << UInt64(min(failures - 1, 16)), maxWait)
+    }
+
+    /// Throws `throttled` when a password given at `now` comes too early to be checked.
+    func check(at now: UInt64) throws(CofferError) {
+        let (failures, last) = try read()
+        let until = last + Self.wait(afterFailures: failures)
+        if failures > 0, now < until { throw .throttled(collection.rawValue, seconds: until - now) }
+    }
+
+
+    /// How many seconds after `now` the next password is checked (0: at once).
+    func secondsLeft(at now: UInt64) -> UInt64 {
+        guard let (failures, last) = try? read(), failures > 0 else { return 0 }
+        let until = last + Self.wait(afterFailures: failures)
+        return now < until ? until - now : 0
+    }
+
+    /// Counts a wrong password given at `now`; returns how long the next one must wait.
+    @discardableResult
+    func recordFailure(at now: UInt64) throws(CofferError) -> UInt64 {
+        try update { failures, last in
+            failures = failures == .max ? failures : failures + 1
+            last = now
+        }
+    }
+
+    /// Clears the count after the right password.
+    func reset() {
+        guard (try? PosixFile.identity(of: path)) ?? nil != nil else { return }
+        try? PosixFile.remove(path)
+    }
+
+    private func read() throws(CofferError) -> (UInt32, UInt64) {
+        guard try PosixFile.identity(of: path) != nil else { return (0, 0) }
+        let file = try PosixFile(path: path, writable: false)
+        return Self.decode(try file.read(at: 0, count: 12))
+    }
+
+    /// Read, change and write under an exclusive lock, durably (a crash must not forget a guess).
+    private func update(_ change: (inout UInt32, inout UInt64) -> Void) throws(CofferError) -> UInt64 {
+        let file = try PosixFile(path: path, create: true)
+        try file.lock(.exclusive)
+        defer { file.unlock() }
+        var (failures, last) = Self.decode(try file.read(at: 0, count: 12))
+        change(&failures, &last)
+        var w = ByteWriter(capacity: 12)
+        w.u32(failures)
+        w.u64(last)
+        try file.write(w.bytes, at: 0)
+        try file.truncate(to: 12)
+        try file.sync()
+        return Self.wait(afterFailures: failures)
+    }
+
+    /// A short or empty file counts as no wrong password.
+    private static func decode(_ bytes: [UInt8]) -> (UInt32, UInt64) {
+        var r = ByteReader(bytes)
+        guard let failures = try? r.u32(), let last = try? r.u64() else { return (0, 0) }
+        return (failures, last)
+    }
+}
