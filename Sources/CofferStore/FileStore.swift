@@ -128,6 +128,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
 
     public func create(_ id: CollectionID, label: String, password: SecureBytes,
                        access: CollectionAccess) throws(CofferError) -> any CollectionBackend {
+        UnlockThrottle(directory: directory, collection: id).reset()   // left by an older collection of that id
         let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label,
                                                    password: password, access: access, kdf: kdf, warn: warn)
         cache.withLock { $0.ids = nil }
@@ -144,6 +145,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
             throw .collectionNotFound(id.rawValue)
         }
         try PosixFile.remove(Self.storePath(directory, id))
+        // Wrong passwords given for it go with it: a new collection of that id starts clean.
+        UnlockThrottle(directory: directory, collection: id).reset()
         try PosixFile.syncDirectory(directory)
         cache.withLock { $0.ids = nil }
     }

@@ -50,4 +50,17 @@ import Testing
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: attempts)[.posixPermissions] as? Int)
         #expect(mode == 0o600)
     }
+
+    @Test func aCollectionMadeAgainUnderTheSameIDStartsClean() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        try keychain.lock(work)
+        #expect(throws: CofferError.authenticationFailed) { try keychain.unlock(work, password: password("wrong")) }
+        try keychain.deleteCollection(work)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory + "/work" + UnlockThrottle.fileExtension))
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        try keychain.lock(work)
+        try keychain.unlock(work, password: password("pw"))
+    }
 }
