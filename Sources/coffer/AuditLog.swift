@@ -15,7 +15,7 @@ struct AuditLog: ParsableCommand {
         the name of a snap), what it did, how that ended, in which collection, the label of \
         the item, and why. The log never holds a secret.
 
-        'coffer log' prints the events oldest first, one a line, in local time. It reads the \
+        This command prints the events oldest first, one a line, in local time. It reads the \
         files itself: cofferd need not be running and no password is asked.
 
         OUTPUT

@@ -96,8 +96,8 @@ struct CofferCommand: ParsableCommand {
             coffer search --all-collections --service github.com
 
         Every command that works on one collection takes --collection ID
-        (lock, unlock, passwd, create-collection, delete-collection and
-        'alias set' also take it as an argument, as before).
+        (lock, unlock, passwd, create-collection, delete-collection and alias
+        set also take it as an argument, as before).
         """,
         version: CofferVersion.current,
         subcommands: [

@@ -30,7 +30,7 @@ import Testing
         let asked = server.passwords.requests
         #expect(asked.count == 2)
         #expect(asked[0].title == "Unlock Keyring" && asked[0].description.contains("'Work'") && asked[0].error == nil)
-        #expect(asked[1].error == "The unlock password was incorrect.")
+        #expect(asked[1].error == "The unlock password was incorrect. After wrong passwords, the next is checked only 1 second from now.")
     }
 
     @Test func aCancelledDialogDismissesThePromptAndUnlocksNothing() throws {
@@ -86,7 +86,7 @@ import Testing
         try server.client.changePassword(of: work)
         let asked = server.passwords.requests
         #expect(asked.count == 4)
-        #expect(asked[2].error == "The original password was incorrect.")
+        #expect(asked[2].error == "The original password was incorrect. After wrong passwords, the next is checked only 1 second from now.")
         #expect(asked[1].confirm && asked[3].confirm)
         let id = CollectionID("Work")!
         #expect(throws: CofferError.authenticationFailed) { try server.keychain.unlock(id, password: try Self.bytes("right")) }
