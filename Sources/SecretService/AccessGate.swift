@@ -1,6 +1,7 @@
 import CofferCore
 import DBusKit
 import Synchronization
+import SystemKit
 
 /// What a client may read of the items it asked for.
 struct ReadAuthorization {
@@ -231,13 +232,7 @@ final class AccessGate: @unchecked Sendable {
     static func refusal(of reference: ItemReference, to application: Application?, because why: String) -> DBusError {
         guard let application else { return .accessDenied("Access denied: \(why).") }
         return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
-            + "To allow it: coffer access grant \(shellQuoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)")
-    }
-
-    /// `text` in single quotes unless it is plain (for a command the user may copy).
-    private static func shellQuoted(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "/._-+:,".unicodeScalars.contains($0)) }
-        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            + "To allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)")
     }
 
     // MARK: Dialogs

@@ -20,11 +20,11 @@ public enum JSONString {
             // Runs that need no escape are copied whole.
             var start = 0
             for index in buffer.indices where needsEscape(buffer[index]) {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                out.append(contentsOf: buffer[start..<index])
                 appendEscape(buffer[index], to: &out)
                 start = index + 1
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+            out.append(contentsOf: buffer[start...])
         }
         if done == nil {
             for byte in bytes {

@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import CofferStore
+import SystemKit
 
 /// The one place that opens the keychain and gets a collection unlocked.
 ///
@@ -168,12 +169,4 @@ func isWrongPassword(_ error: any Error) -> Bool {
 }
 
 /// `text` quoted for a POSIX shell when it needs quoting.
-func shellQuoted(_ text: String) -> String {
-    let plain = text.utf8.allSatisfy { byte in
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-            || [UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"),
-                UInt8(ascii: ":"), UInt8(ascii: ",")].contains(byte)
-    }
-    if plain && !text.isEmpty { return text }
-    return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
-}
+func shellQuoted(_ text: String) -> String { ShellQuoting.quoted(text) }
