@@ -7,7 +7,7 @@ import CofferCore
 /// password, given when it may be, clears the count.
 ///
 /// ```
-/// u32 wrong passwords in a row, u64 time of the last (seconds since 1970)
+/// u32 wrong passwords in a row, u64 time of the last (milliseconds since 1970)
 /// ```
 struct UnlockThrottle {
     let path: String
@@ -27,22 +27,31 @@ struct UnlockThrottle {
         return min(UInt64(1) << UInt64(min(failures - 1, 16)), maxWait)
     }
 
-    /// Throws `throttled` when a password given at `now` comes too early to be checked.
+    /// Throws `throttled` when a password given at `now` (milliseconds since 1970) comes too
+    /// early to be checked.
     func check(at now: UInt64) throws(CofferError) {
         let (failures, last) = try read()
-        let until = last + Self.wait(afterFailures: failures)
-        if failures > 0, now < until { throw .throttled(collection.rawValue, seconds: until - now) }
+        let left = Self.secondsLeft(failures: failures, last: last, now: now)
+        if left > 0 { throw .throttled(collection.rawValue, seconds: left) }
     }
 
-
-    /// How many seconds after `now` the next password is checked (0: at once).
+    /// How many seconds (rounded up) after `now` the next password is checked (0: at once).
     func secondsLeft(at now: UInt64) -> UInt64 {
-        guard let (failures, last) = try? read(), failures > 0 else { return 0 }
-        let until = last + Self.wait(afterFailures: failures)
-        return now < until ? until - now : 0
+        guard let (failures, last) = try? read() else { return 0 }
+        return Self.secondsLeft(failures: failures, last: last, now: now)
     }
 
-    /// Counts a wrong password given at `now`; returns how long the next one must wait.
+    /// Never more than `maxWait`, even for a last failure in the future (a clock set back).
+    private static func secondsLeft(failures: UInt32, last: UInt64, now: UInt64) -> UInt64 {
+        let (sum, overflow) = last.addingReportingOverflow(wait(afterFailures: failures) * 1000)
+        let until = overflow ? UInt64.max : sum
+        guard failures > 0, now < until else { return 0 }
+        let (seconds, rest) = (until - now).quotientAndRemainder(dividingBy: 1000)
+        return min(seconds + (rest > 0 ? 1 : 0), maxWait)
+    }
+
+    /// Counts a wrong password given at `now` (milliseconds since 1970); returns how many
+    /// seconds the next one must wait.
     @discardableResult
     func recordFailure(at now: UInt64) throws(CofferError) -> UInt64 {
         try update { failures, last in

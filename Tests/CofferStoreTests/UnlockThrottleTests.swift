@@ -51,6 +51,23 @@ import Testing
         #expect(mode == 0o600)
     }
 
+    @Test func theWaitIsCountedInMillisecondsAndNeverLongerThanFiveMinutes() throws {
+        let fixture = try StoreFixture()
+        _ = try fixture.keychain()   // makes the store directory
+        let throttle = UnlockThrottle(directory: fixture.directory, collection: work)
+        try throttle.recordFailure(at: 10_999)
+        // A wrong password late in a second still holds back the next for a whole second.
+        #expect(throws: CofferError.throttled("work", seconds: 1)) { try throttle.check(at: 11_000) }
+        #expect(throttle.secondsLeft(at: 11_998) == 1)
+        #expect(throttle.secondsLeft(at: 11_999) == 0)
+        try throttle.check(at: 11_999)
+        // A failure stamped far ahead (the clock was set back since) waits five minutes, not forever.
+        try throttle.recordFailure(at: .max - 5)
+        #expect(throttle.secondsLeft(at: 0) == UnlockThrottle.maxWait)
+        throttle.reset()
+        #expect(throttle.secondsLeft(at: 0) == 0)
+    }
+
     @Test func aCollectionMadeAgainUnderTheSameIDStartsClean() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()
