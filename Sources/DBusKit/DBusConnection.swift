@@ -156,18 +156,17 @@ public final class DBusConnection: @unchecked Sendable {
             // Let the loop thread do the I/O; wait here for the completion.
             let box = ResultBox<DBusMessage>()
             let semaphore = DispatchSemaphore(value: 0)
-            let completion = UncheckedSendable { (result: Result<DBusMessage, DBusError>) in
+            let completion = UncheckedSendable { [loop] (result: Result<DBusMessage, DBusError>) in
                 box.result = result
+                loop.callAnswered()
                 semaphore.signal()
             }
-            let queued = loop.postIfRunning { [self] in
-                self.callAsync(message, timeout: timeout) { completion.value($0) }
+            // The loop does not stop before this call is answered (its own timeout included).
+            let queued = loop.postAwaitedCallIfRunning { [self] in
+                PendingCall.start(connection: self, message: message, timeout: timeout) { completion.value($0) }
             }
             if queued {
-                let grace = DispatchTime.now() + .milliseconds(Int(timeout.milliseconds) + 2000)
-                if semaphore.wait(timeout: grace) == .timedOut {
-                    throw .noReply("no reply (event loop stopped)")
-                }
+                semaphore.wait()
                 return try box.result!.get()
             }
         }

@@ -16,6 +16,9 @@ final class EventLoop: @unchecked Sendable {
     private struct Shared {
         var posted: [@Sendable () -> Void] = []
         var stopRequested = false
+        /// Calls from other threads the loop has taken on and not yet answered: a stop waits
+        /// for them, so that no caller is left waiting on a reply nobody will read.
+        var callsAwaited = 0
         var running = false
         var loopThread: pthread_t? = nil
     }
@@ -137,6 +140,26 @@ final class EventLoop: @unchecked Sendable {
         return queued
     }
 
+    /// Queues the start of a call another thread waits for, if a loop is running; the loop then
+    /// keeps running, even when asked to stop, until `callAnswered()`. False: no loop runs.
+    func postAwaitedCallIfRunning(_ start: @escaping @Sendable () -> Void) -> Bool {
+        let queued = shared.withLock { s -> Bool in
+            guard s.running else { return false }
+            s.posted.append(start)
+            s.callsAwaited += 1
+            return true
+        }
+        if queued { wake() }
+        return queued
+    }
+
+    /// The answer (reply, error or timeout) to a call queued by `postAwaitedCallIfRunning`
+    /// has been handed over.
+    func callAnswered() {
+        shared.withLock { $0.callsAwaited -= 1 }
+    }
+
+    /// Asks the loop to return once it has answered the calls other threads wait for.
     func stop() {
         shared.withLock { $0.stopRequested = true }
         wake()
@@ -181,7 +204,12 @@ final class EventLoop: @unchecked Sendable {
             for work in leftover { work() }
         }
         while true {
-            if runPosted() { return }
+            // Leaving is decided under the same lock that queues awaited calls: none is left behind.
+            if runPosted(), shared.withLock({ s -> Bool in
+                guard s.callsAwaited == 0, s.posted.isEmpty else { return false }
+                s.running = false
+                return true
+            }) { return }
 
             var dispatched = 0
             while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
@@ -190,7 +218,7 @@ final class EventLoop: @unchecked Sendable {
             }
             let moreQueued = dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_COMPLETE
             if !moreQueued && dbus_connection_get_is_connected(connection) == 0 { return }
-            let morePosted = shared.withLock { !$0.posted.isEmpty || $0.stopRequested }
+            let morePosted = shared.withLock { !$0.posted.isEmpty || ($0.stopRequested && $0.callsAwaited == 0) }
 
             pollOnce(immediate: moreQueued || morePosted)
         }

@@ -181,6 +181,33 @@ import Testing
                                   member: "Echo0", arguments: [.string("x")]) == [.string("x")])
     }
 
+    @Test func stoppingTheLoopFirstAnswersTheCallsOtherThreadsAwait() throws {
+        let h = try Harness()
+        defer { h.shutdown() }
+        h.server.objectServer.register(prefix: ItemTree.prefix, tree: ItemTree(count: 1))
+        h.startServer()
+        let client = h.client, server = h.server.uniqueName
+        for _ in 0..<10 {
+            let loop = LoopThread(client)
+            let answered = Mutex(0)
+            let done = DispatchGroup()
+            for _ in 0..<3 {
+                DispatchQueue.global().async(group: done) {
+                    // 30 ms each, answered one after another: the loop is asked to stop meanwhile.
+                    let reply = try? client.call(destination: server, path: "/org/coffer/items/item_2d0",
+                                                 interface: "org.coffer.Item", member: "Slow", arguments: [.uint32(30)],
+                                                 timeout: .seconds(20))
+                    if reply != nil { answered.withLock { $0 += 1 } }
+                }
+            }
+            usleep(10_000)
+            #expect(loop.stop(), "the loop did not stop")
+            // Before, a call the loop had sent was left unanswered once it stopped (until its timeout).
+            #expect(done.wait(timeout: .now() + 5) == .success, "a call was left waiting after the loop stopped")
+            #expect(answered.withLock { $0 } == 3)
+        }
+    }
+
     @Test func callTimeoutGivesNoReply() throws {
         let h = try Harness()
         defer { h.shutdown() }
