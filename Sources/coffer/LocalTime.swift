@@ -1,3 +1,4 @@
+import CofferCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,28 +25,8 @@ extension LocalTime {
     /// units s, m, h, d, w), or a date with an optional time of day, in local time unless it
     /// ends in `Z`. Nil when it is neither.
     static func moment(_ text: String, now: UInt64) -> UInt64? {
-        if let duration = duration(text) { return now >= duration ? now - duration : 0 }
+        if let duration = DurationText.seconds(text) { return now >= duration ? now - duration : 0 }
         return date(text)
-    }
-
-    /// `1h30m` as seconds (nil unless it is number-unit pairs and nothing else).
-    static func duration(_ text: String) -> UInt64? {
-        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
-        var total: UInt64 = 0, digits = ""
-        for character in text {
-            if character.isASCII && character.isNumber {
-                digits.append(character)
-            } else if let unit = units[character], let value = UInt64(digits) {
-                let (product, overflow1) = value.multipliedReportingOverflow(by: unit)
-                let (sum, overflow2) = total.addingReportingOverflow(product)
-                guard !overflow1, !overflow2 else { return nil }
-                total = sum
-                digits = ""
-            } else {
-                return nil
-            }
-        }
-        return digits.isEmpty && !text.isEmpty ? total : nil
     }
 
     /// `YYYY-MM-DD[(T| )HH:MM[:SS]][Z]`.

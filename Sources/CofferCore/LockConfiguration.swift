@@ -1,0 +1,151 @@
+/// The settings file's text (`coffer.conf`): when each collection locks by itself.
+///
+/// ```
+/// [every collection]
+/// lock-after-idle = 15m
+/// lock-on-screen-lock = yes
+///
+/// [collection work]
+/// lock-after-idle = never
+/// ```
+///
+/// A collection's own section beats `[every collection]`, which beats `LockSettings.standard`.
+/// Blank lines and lines starting with `#` are kept as they are: a change rewrites one line.
+/// A line that cannot be read is ignored (and reported in `problems`), never guessed at.
+public struct LockConfiguration: Sendable, Equatable {
+    /// The lines as read (or as changed).
+    public private(set) var lines: [String]
+    /// What was wrong with which line (1-based), for a warning; those lines count for nothing.
+    public private(set) var problems: [String] = []
+    private var everyCollection: [LockSettings.Key: String] = [:]
+    private var collections: [CollectionID: [LockSettings.Key: String]] = [:]
+
+    static let everySection = "every collection"
+    static let collectionPrefix = "collection "
+
+    public init(text: String = "") {
+        lines = text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        parse()
+    }
+
+    /// The file's text.
+    public var text: String { lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n" }
+
+    /// What applies to `id`.
+    public func settings(for id: CollectionID) -> LockSettings {
+        var settings = everyCollectionSettings
+        for (key, value) in collections[id] ?? [:] { _ = settings.set(key, from: value) }
+        return settings
+    }
+
+    /// What applies to a collection without a section of its own.
+    public var everyCollectionSettings: LockSettings {
+        var settings = LockSettings.standard
+        for (key, value) in everyCollection { _ = settings.set(key, from: value) }
+        return settings
+    }
+
+    /// Whether `key` is set for `id` in its own section.
+    public func setsOwn(_ key: LockSettings.Key, for id: CollectionID) -> Bool {
+        collections[id]?[key] != nil
+    }
+
+    /// Sets `key` to `value` for `id` (nil: every collection). Throws, changing nothing, when
+    /// `value` is not one `key` accepts.
+    public mutating func set(_ key: LockSettings.Key, to value: String, for id: CollectionID?) throws(CofferError) {
+        var probe = LockSettings.standard
+        guard probe.set(key, from: value) else {
+            throw .invalidArgument("\(key.rawValue) takes \(key.accepts), not '\(value)'")
+        }
+        let section = id.map { Self.collectionPrefix + $0.rawValue } ?? Self.everySection
+        let line = "\(key.rawValue) = \(value)"
+        var current: String?
+        var lastInSection: Int?
+        for (index, raw) in lines.enumerated() {
+            let trimmed = raw.trimmingSpaces
+            if let name = Self.sectionName(trimmed) {
+                current = name
+                if name == section { lastInSection = index }
+                continue
+            }
+            guard current == section else { continue }
+            if !trimmed.isEmpty { lastInSection = index }
+            if let (k, _) = Self.pair(trimmed), k == key.rawValue {
+                lines[index] = line
+                parse()
+                return
+            }
+        }
+        if let lastInSection {
+            lines.insert(line, at: lastInSection + 1)
+        } else {
+            if let last = lines.last, !last.trimmingSpaces.isEmpty { lines.append("") }
+            lines += ["[\(section)]", line]
+        }
+        parse()
+    }
+
+    private mutating func parse() {
+        problems = []
+        everyCollection = [:]
+        collections = [:]
+        enum Section { case none, every, collection(CollectionID), unknown }
+        var section = Section.none
+        for (index, raw) in lines.enumerated() {
+            let trimmed = raw.trimmingSpaces
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let number = index + 1
+            if let name = Self.sectionName(trimmed) {
+                if name == Self.everySection {
+                    section = .every
+                } else if name.hasPrefix(Self.collectionPrefix), let id = CollectionID(String(name.dropFirst(Self.collectionPrefix.count)).trimmingSpaces) {
+                    section = .collection(id)
+                } else {
+                    problems.append("line \(number): unknown section [\(name)] (there are [\(Self.everySection)] and [\(Self.collectionPrefix)ID], an ID being \(CollectionID.rule)); its settings are ignored")
+                    section = .unknown
+                }
+                continue
+            }
+            guard let (name, value) = Self.pair(trimmed) else {
+                problems.append("line \(number): not 'name = value', a [section] or a # comment; ignored")
+                continue
+            }
+            guard let key = LockSettings.Key(rawValue: name) else {
+                let known = LockSettings.Key.allCases.map(\.rawValue).joined(separator: ", ")
+                problems.append("line \(number): unknown setting '\(name)' (known: \(known)); ignored")
+                continue
+            }
+            var probe = LockSettings.standard
+            guard probe.set(key, from: value) else {
+                problems.append("line \(number): \(name) takes \(key.accepts), not '\(value)'; ignored")
+                continue
+            }
+            switch section {
+            case .none: problems.append("line \(number): '\(name)' comes before any [section]; ignored")
+            case .every: everyCollection[key] = value
+            case .collection(let id): collections[id, default: [:]][key] = value
+            case .unknown: break   // the section was reported
+            }
+        }
+    }
+
+    private static func sectionName(_ line: String) -> String? {
+        guard line.hasPrefix("["), line.hasSuffix("]"), line.count >= 2 else { return nil }
+        return String(line.dropFirst().dropLast()).trimmingSpaces
+    }
+
+    private static func pair(_ line: String) -> (String, String)? {
+        guard let equals = line.firstIndex(of: "=") else { return nil }
+        let name = String(line[..<equals]).trimmingSpaces, value = String(line[line.index(after: equals)...]).trimmingSpaces
+        return name.isEmpty || value.isEmpty ? nil : (name, value)
+    }
+}
+
+private extension String {
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,85 @@
+import CofferCore
+import Foundation
+import Synchronization
+import SystemKit
+
+/// `coffer.conf` in `$XDG_CONFIG_HOME/coffer/` (else `~/.config/coffer/`): the settings of
+/// `LockConfiguration`, read by cofferd (again whenever the file changes) and changed by
+/// `coffer policy`. Written whole and renamed into place (0600), so a reader never sees half.
+public final class LockConfigurationFile: Sendable {
+    public let path: String
+    private let cache = Mutex<(FileStatus?, LockConfiguration)?>(nil)
+
+    /// Larger files are not read (the settings of a thousand collections fit in 100 KiB).
+    static let maximumBytes = 1 << 20
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// Where the file is for a user with `environment`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/coffer/coffer.conf" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.config/coffer/coffer.conf"
+    }
+
+    /// The settings as the file says now (none: an empty configuration). Unchanged files are
+    /// not read again.
+    public func read() throws(CofferError) -> LockConfiguration {
+        let status: FileStatus?
+        do {
+            status = try FileStatus.of(path)
+        } catch {
+            guard error == .noSuchFile else { throw .io("cannot read \(path): \(error.reason)") }
+            status = nil
+        }
+        if let (seen, configuration) = cache.withLock({ $0 }), seen == status { return configuration }
+        let configuration = try status.map { status throws(CofferError) in try load(status) } ?? LockConfiguration()
+        cache.withLock { $0 = (status, configuration) }
+        return configuration
+    }
+
+    private func load(_ status: FileStatus) throws(CofferError) -> LockConfiguration {
+        guard status.kind == .regular else { throw .io("\(path) is not a regular file; move it away") }
+        guard status.size <= Self.maximumBytes else { throw .io("\(path) is larger than \(Self.maximumBytes) bytes; it is not read") }
+        do {
+            let bytes = try FileSystem.contents(of: path)
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw CofferError.io("\(path) is not UTF-8 text; it is not read")
+            }
+            return LockConfiguration(text: text)
+        } catch let error as CofferError {
+            throw error
+        } catch let error as Errno {
+            throw .io("cannot read \(path): \(error.reason)")
+        } catch {
+            throw .io("cannot read \(path): \(error)")
+        }
+    }
+
+    /// Replaces the file with `configuration` (creating its directory, 0700, if needed).
+    public func write(_ configuration: LockConfiguration) throws(CofferError) {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let temporary = "\(path).new-\(ProcessControl.currentID)"
+        do {
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            }
+            let file = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .noFollow], permissions: 0o600)
+            defer { file.close() }
+            try file.truncate(to: 0)
+            try file.writeAll(Array(configuration.text.utf8), at: 0)
+            try file.synchronize()
+            try FileSystem.rename(temporary, to: path)
+            if !directory.isEmpty { try? FileSystem.synchronizeDirectory(directory) }
+        } catch let error as Errno {
+            try? FileSystem.remove(temporary)
+            throw .io("cannot write \(path): \(error.reason)")
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw .io("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
