@@ -58,10 +58,14 @@ public final class PrivateBus: Sendable {
     public var pid: pid_t { daemon.pid }
 
     /// Environment for child processes: this process's environment with
-    /// `DBUS_SESSION_BUS_ADDRESS` pointing at this bus (plus `extra`).
+    /// `DBUS_SESSION_BUS_ADDRESS` pointing at this bus, `DBUS_SYSTEM_BUS_ADDRESS` at a socket
+    /// that does not exist (no test reaches the machine's system bus unless it passes its own
+    /// in `extra`) and no `XDG_CONFIG_HOME` (settings come from the child's HOME), plus `extra`.
     public func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = address
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory)/no-system-bus"
+        env["XDG_CONFIG_HOME"] = nil
         for (k, v) in extra { env[k] = v }
         return env
     }

@@ -39,6 +39,16 @@ public final class DBusConnection: @unchecked Sendable {
         return DBusConnection(registered: raw)
     }
 
+    /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket) with a
+    /// private connection.
+    public static func systemBus() throws(DBusError) -> DBusConnection {
+        let raw = try withCError(fallback: .failed("cannot connect to the system bus")) {
+            dbus_bus_get_private(DBUS_BUS_SYSTEM, $0)
+        }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        return DBusConnection(registered: raw)
+    }
+
     /// Connects to the bus at `address` (e.g. `unix:path=/tmp/x`) and registers with it (Hello).
     public convenience init(address: String) throws(DBusError) {
         if address.utf8.contains(0) { throw .invalidArgs("address contains NUL") }

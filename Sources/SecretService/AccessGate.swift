@@ -91,6 +91,11 @@ final class AccessGate: @unchecked Sendable {
         for reference in references { denied[Denial(application: application, item: reference)] = now + Self.denialMemory }
     }
 
+    /// Closes the consent dialogs on screen (their reads are then refused).
+    func closeDialogs() {
+        consent?.closeDialogs()
+    }
+
     func record(_ event: AuditEvent) {
         audit?.record(event)
     }
@@ -203,6 +208,7 @@ final class AccessGate: @unchecked Sendable {
             }
         }
         record(references, result, decisions: decisions, details: details)
+        for collection in Set(result.allowed.map(\.collection)) { server.autoLock.used(collection) }
         return result
     }
 

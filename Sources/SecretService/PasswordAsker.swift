@@ -35,6 +35,8 @@ public enum PasswordAnswer: Sendable {
 /// the D-Bus loop.
 public protocol PasswordAsker: Sendable {
     func ask(_ request: PasswordRequest) -> PasswordAnswer
+    /// Closes the dialogs on screen now (each `ask` and `confirm` returns as cancelled).
+    func closeDialogs()
 }
 
 /// What a consent dialog asks: whether an application may read a secret.
@@ -70,4 +72,6 @@ public enum ConsentAnswer: Equatable, Sendable {
 /// callers run it off the D-Bus loop.
 public protocol ConsentAsker: Sendable {
     func confirm(_ request: ConsentRequest) -> ConsentAnswer
+    /// Closes the dialogs on screen now (each `confirm` returns `.deny`).
+    func closeDialogs()
 }

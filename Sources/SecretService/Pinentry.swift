@@ -1,5 +1,6 @@
 import CofferCrypto
 import Foundation
+import Synchronization
 import SystemKit
 
 /// Asks for passwords with a pinentry program (the dialogs GnuPG uses: pinentry-gnome3,
@@ -21,6 +22,8 @@ public final class Pinentry: PasswordAsker, ConsentAsker {
     private let missingMessage: String
     private let environment: [String: String]
     private let timeout: Duration
+    /// The dialogs on screen now (their processes), and which of them `closeDialogs` closed.
+    private let onScreen = Mutex<(running: [ObjectIdentifier: Subprocess], closed: Set<ObjectIdentifier>)>(([:], []))
 
     /// The absolute (or as given, if it contains a `/`) path of the program `ask` runs, or nil
     /// when none was found.
@@ -68,6 +71,17 @@ public final class Pinentry: PasswordAsker, ConsentAsker {
         }
     }
 
+    /// Closes every dialog on screen (the collections they were for just locked): each ends
+    /// as if the user had cancelled it.
+    public func closeDialogs() {
+        onScreen.withLock { state in
+            for (key, child) in state.running {
+                child.send(signal: SIGTERM)
+                state.closed.insert(key)
+            }
+        }
+    }
+
     /// How a conversation ended without its result.
     private enum Ending: Error {
         case cancelled
@@ -85,10 +99,19 @@ public final class Pinentry: PasswordAsker, ConsentAsker {
         } catch {
             return .failure(.unavailable(error.message(program: path)))
         }
+        let key = ObjectIdentifier(conversation)
+        onScreen.withLock { $0.running[key] = conversation.child }
+        let outcome: Swift.Result<Result, PinentryFailure>
+        do { outcome = .success(try dialogue(conversation)) } catch { outcome = .failure(error) }
+        // Off the list before the child is reaped: `closeDialogs` never signals a reused PID.
+        let closed = onScreen.withLock { $0.running[key] = nil; return $0.closed.remove(key) != nil }
         do {
-            let result = try dialogue(conversation)
+            let result = try outcome.get()
             conversation.finish()
             return .success(result)
+        } catch .childGone where closed {
+            _ = conversation.kill(grace: .milliseconds(500))
+            return .failure(.cancelled)
         } catch .cancelled {
             conversation.finish()
             return .failure(.cancelled)

@@ -25,7 +25,8 @@ final class PinentryConversation {
     /// Receive buffer size: several maximal Assuan lines.
     private static let bufferSize = 4096
 
-    private let child: Subprocess
+    /// The pinentry process (`Pinentry.closeDialogs` signals it from another thread).
+    let child: Subprocess
     private let name: String
     private let deadline: ContinuousClock.Instant
     /// Our ends of the child's stdin and stdout (non-blocking); nil once closed.

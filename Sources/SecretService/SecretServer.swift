@@ -18,6 +18,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     let log: @Sendable (String) -> Void
     /// Decides which application may read which secret (see `AccessGate`).
     private(set) var gate: AccessGate!
+    /// Locks collections by themselves (see `AutoLock`).
+    private(set) var autoLock: AutoLock!
 
     private(set) var sessions: [UInt64: TransferSession] = [:]
     /// How many sessions each client holds.
@@ -50,14 +52,17 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// application may read a secret it did not create (none: such reads are refused where the
     /// collection's policy would ask). `audit` gets every read, write, delete, unlock, lock and
     /// grant; `log` one line per session, unlock and lock. Neither ever gets a secret.
+    /// `lockSettings` says when collections lock by themselves (read again at each decision).
     public init(keychain: Keychain, connection: DBusConnection, passwords: (any PasswordAsker)?,
                 consent: (any ConsentAsker)? = nil, audit: (any AuditRecorder)? = nil,
+                lockSettings: @escaping @Sendable () -> LockConfiguration = { LockConfiguration() },
                 log: @escaping @Sendable (String) -> Void) {
         self.keychain = keychain
         self.connection = connection
         self.passwords = passwords
         self.log = log
         gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection), consent: consent, audit: audit)
+        autoLock = AutoLock(server: self, settings: lockSettings)
     }
 
     /// Registers the objects, refuses callers of other Unix users and drops the sessions and
@@ -67,6 +72,12 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         connection.objectServer.accessPolicy = { _, uid in uid == ownUID }
         connection.objectServer.register(prefix: SecretPath.service, tree: self)
         tokens.append(try connection.onNameVanished { [weak self] name in self?.clientLeft(name) })
+        connection.post { [self] in autoLock.start() }
+    }
+
+    /// Locks collections when `trigger` happens (called on the loop thread).
+    func lock(on trigger: AutoLock.Trigger) {
+        autoLock.lock(on: trigger)
     }
 
     // MARK: DBusObjectTree
@@ -295,6 +306,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// Records a change to an item by `client`.
     func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by client: String, detail: String? = nil) {
+        autoLock.used(reference.collection)
         let label = try? keychain.metadata(of: reference).label
         audit(by: client) { application in
             AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
@@ -329,11 +341,40 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                               changed: [ServiceInterface.Property.collections: .objectPathArray(collectionPaths())])
     }
 
+    // MARK: Locking
+
+    /// Locks `id` at the request of `client`, or by itself `because` (then no client):
+    /// logged, audited and announced when it was unlocked. False when it cannot be locked.
+    @discardableResult
+    func lockCollection(_ id: CollectionID, by client: String? = nil, because reason: String? = nil) -> Bool {
+        guard let before = try? keychain.info(id), (try? keychain.lock(id)) != nil else { return false }
+        guard !before.isLocked, id != .session else { return true }
+        if let client {
+            log("collection \(id) locked by \(client)")
+            auditCollection(.lock, id, by: client)
+        } else {
+            log("collection \(id) locked: \(reason ?? "by itself")")
+            gate.record(AuditEvent(action: .lock, outcome: .ok, collection: id, label: before.label, detail: reason))
+        }
+        lockStateChanged(id)
+        return true
+    }
+
+    /// Dismisses every pending prompt (their clients get `Completed(true, …)`) and closes the
+    /// dialogs on screen: after collections locked by themselves, nobody is left typing into
+    /// a dialog that belonged to before.
+    func dismissPromptsAndDialogs() {
+        for prompt in prompts.values { prompt.dismiss() }
+        passwords?.closeDialogs()
+        gate.closeDialogs()
+    }
+
     /// Announces a collection's new lock state, then its items' (as gnome-keyring does, so that
     /// clients' cached item proxies see `Locked` change).
     func lockStateChanged(_ id: CollectionID) {
         let path = SecretPath.collection(id)
         let locked = (try? keychain.info(id).isLocked) ?? true
+        if !locked { autoLock.used(id) }
         emitPropertiesChanged(path, CollectionInterface.name, changed: [CollectionInterface.Property.locked: .boolean(locked)])
         emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
         announceLockState(locked, of: itemPaths(in: id)[...], in: path)

@@ -111,14 +111,8 @@ struct ServiceObject: DBusObject {
         var locked: [ObjectPath] = []
         for path in paths {
             guard let id = server.collectionID(at: path) ?? server.itemReference(at: path)?.collection,
-                  id != .session || includingSession, let before = try? server.keychain.info(id) else { continue }
-            guard (try? server.keychain.lock(id)) != nil else { continue }
+                  id != .session || includingSession, server.lockCollection(id, by: caller) else { continue }
             locked.append(path)
-            if !before.isLocked && id != .session {
-                server.log("collection \(id) locked by \(caller)")
-                server.auditCollection(.lock, id, by: caller)
-                server.lockStateChanged(id)
-            }
         }
         return locked
     }

@@ -136,12 +136,18 @@ struct Cofferd: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
-        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit, log: log)
+        let lockSettings = LockSettingsSource(file: LockConfigurationFile(path: LockConfigurationFile.defaultPath()), log: log)
+        let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit,
+                                  lockSettings: lockSettings.current, log: log)
         try server.start()
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
+        let systemBus = Startup.systemBus(log: log)
+        let lockTriggers = LockTriggers(server: server, system: systemBus?.connection)
+        try lockTriggers.start()
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
-        connection.run()
+        withExtendedLifetime(lockTriggers) { connection.run() }
+        _ = systemBus?.stop()
         log("stopped")
     }
 }

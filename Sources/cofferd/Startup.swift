@@ -95,6 +95,17 @@ enum Startup {
         log("the password of \(id) was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
     }
 
+    /// The system bus with its loop running on a thread of its own (logind's signals come
+    /// from it), or nil, logged, where there is none (a container).
+    static func systemBus(log: (String) -> Void) -> LoopThread? {
+        do {
+            return LoopThread(try DBusConnection.systemBus())
+        } catch {
+            log("no system bus (\(error.message)): screen locks, suspend and logout will not lock collections; idle time still does")
+            return nil
+        }
+    }
+
     /// Owns the bus name, or explains who does and what to do.
     static func claimName(on connection: DBusConnection, replace: Bool, log: (String) -> Void) throws {
         var flags: RequestNameFlags = [.allowReplacement, .doNotQueue]

@@ -27,21 +27,29 @@ final class DaemonFixture: @unchecked Sendable {
     private let pinentryProgram: String?
     /// Options given to every cofferd this fixture starts.
     private let daemonOptions: [String]
+    /// The bus cofferd takes for the system bus (none: a socket that does not exist).
+    private let systemBus: PrivateBus?
+    /// The settings file cofferd and coffer read (`$XDG_CONFIG_HOME/coffer/coffer.conf`).
+    var settingsFile: String { root + "/home/.config/coffer/coffer.conf" }
 
     /// Starts a bus and cofferd. With `unlock`, `password` is piped to `--unlock` (creating
     /// `login` on first start). With `pinentry`, FakePinentry answers prompts from `script`.
-    /// `pinentryProgram` replaces FakePinentry (e.g. a path that does not exist).
+    /// `pinentryProgram` replaces FakePinentry (e.g. a path that does not exist). `systemBus`
+    /// stands in for the system bus; `lockSettings` is the settings file's text.
     init(unlock: Bool = true, password: String = DaemonFixture.loginPassword,
-         pinentry: [String]? = nil, pinentryProgram: String? = nil, daemonOptions: [String] = []) throws {
+         pinentry: [String]? = nil, pinentryProgram: String? = nil, daemonOptions: [String] = [],
+         systemBus: PrivateBus? = nil, lockSettings: String? = nil) throws {
         root = NSTemporaryDirectory() + "cofferd-e2e-" + UUID().uuidString
         dataDir = root + "/data"
         pinentryScript = root + "/pinentry-script"
         pinentryLog = root + "/pinentry-log"
         self.pinentryProgram = pinentryProgram
         self.daemonOptions = daemonOptions
+        self.systemBus = systemBus
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/home/.config/coffer", withIntermediateDirectories: true)
         bus = try PrivateBus()
+        if let lockSettings { try lockSettings.write(toFile: settingsFile, atomically: true, encoding: .utf8) }
         if let pinentry { try setPinentryScript(pinentry) }
         do {
             try startDaemon(unlock: unlock, password: password)
@@ -69,6 +77,7 @@ final class DaemonFixture: @unchecked Sendable {
             "HOME": root + "/home",
             "XDG_DATA_HOME": root + "/home/.local/share",
             "XDG_RUNTIME_DIR": root,
+            "XDG_CONFIG_HOME": root + "/home/.config",
             "TZ": "UTC",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
@@ -80,6 +89,7 @@ final class DaemonFixture: @unchecked Sendable {
         env["WAYLAND_DISPLAY"] = nil
         env["SECRET_BACKEND"] = nil
         env["SECRET_SERVICE_BUS_NAME"] = nil
+        if let systemBus { env["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address }
         for (k, v) in extra { env[k] = v }
         return env
     }

@@ -54,15 +54,6 @@ func expectDBusError(_ name: String, sourceLocation: SourceLocation = #_sourceLo
     return nil
 }
 
-/// Waits (bounded) until `condition` holds, polling.
-func eventually(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}
 
 
 let testBusName = "org.coffer.Test"

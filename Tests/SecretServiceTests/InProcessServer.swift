@@ -78,4 +78,6 @@ final class ScriptedPasswords: PasswordAsker {
 
     /// Every request so far.
     var requests: [PasswordRequest] { asked.withLock { $0 } }
+
+    func closeDialogs() {}
 }

@@ -1,0 +1,135 @@
+import CofferCore
+import DBusKit
+import Dispatch
+import SecretServiceProtocol
+
+/// Locks unlocked collections by themselves, as their `LockSettings` say: after their idle
+/// time without a secret read or written, when the screen locks, before the system sleeps,
+/// and when the user's last session ends. Locking wipes the key, dismisses the prompts
+/// pending, closes the dialogs on screen, and is announced like any other lock.
+///
+/// Loop thread only. One timer at a time, set for the earliest idle deadline (and at most a
+/// minute ahead, so that changed settings apply within a minute).
+final class AutoLock: @unchecked Sendable {
+    /// Why collections lock.
+    enum Trigger: Equatable, CustomStringConvertible {
+        case idle(seconds: UInt64)
+        case screenLocked(by: String)
+        case sleep
+        case sessionEnded
+
+        var description: String {
+            switch self {
+            case .idle(let seconds): "not used for \(DurationText.describe(seconds))"
+            case .screenLocked(let by): "the screen locked (\(by))"
+            case .sleep: "the system is going to sleep"
+            case .sessionEnded: "the user's last login session ended"
+            }
+        }
+    }
+
+    private unowned let server: SecretServer
+    private let settings: () -> LockConfiguration
+    private var lastUse: [CollectionID: ContinuousClock.Instant] = [:]
+    /// The deadline the timer is set for, and its number (a fired timer that is not the latest does nothing).
+    private var timer: (deadline: ContinuousClock.Instant, number: UInt64)?
+    private var timers: UInt64 = 0
+
+    /// The longest the timer is set ahead.
+    static let recheck: Duration = .seconds(60)
+
+    /// - settings: the lock settings as they are now (read from the settings file).
+    init(server: SecretServer, settings: @escaping () -> LockConfiguration) {
+        self.server = server
+        self.settings = settings
+    }
+
+    /// Starts counting idle time for the collections unlocked now.
+    func start() {
+        let now = ContinuousClock.now
+        for id in unlockedCollections() { lastUse[id] = now }
+        schedule()
+    }
+
+    /// A secret of `id` was read or written, or it was unlocked: its idle time starts again.
+    func used(_ id: CollectionID) {
+        let now = ContinuousClock.now
+        lastUse[id] = now
+        let idle = settings().settings(for: id).idleSeconds.map { now + .seconds($0) }
+        if timer == nil || idle.map({ $0 < timer!.deadline }) == true { schedule() }
+    }
+
+    /// Locks every unlocked collection whose settings say to on `trigger` (all of them when the
+    /// session ended).
+    func lock(on trigger: Trigger) {
+        let configuration = settings()
+        let targets = unlockedCollections().filter { id in
+            let settings = configuration.settings(for: id)
+            switch trigger {
+            case .idle: return false
+            case .screenLocked: return settings.onScreenLock
+            case .sleep: return settings.onSuspend
+            case .sessionEnded: return true
+            }
+        }
+        lock(targets, because: trigger)
+    }
+
+    /// Locks the collections idle for their idle time; sets the timer for the next.
+    private func check() {
+        timer = nil
+        let configuration = settings()
+        let now = ContinuousClock.now
+        for id in unlockedCollections() {
+            guard let idle = configuration.settings(for: id).idleSeconds else { continue }
+            let since = lastUse[id] ?? now
+            lastUse[id] = since
+            if now - since >= .seconds(idle) { lock([id], because: .idle(seconds: idle)) }
+        }
+        schedule()
+    }
+
+    private func lock(_ ids: [CollectionID], because trigger: Trigger) {
+        guard !ids.isEmpty else { return }
+        for id in ids {
+            server.lockCollection(id, because: trigger.description)
+            lastUse[id] = nil
+        }
+        server.dismissPromptsAndDialogs()
+    }
+
+    /// Sets the timer for the earliest idle deadline (at most `recheck` ahead), if any
+    /// collection is unlocked.
+    private func schedule() {
+        let unlocked = unlockedCollections()
+        guard !unlocked.isEmpty else {
+            timer = nil
+            return
+        }
+        let configuration = settings()
+        let now = ContinuousClock.now
+        var deadline = now + Self.recheck
+        for id in unlocked {
+            guard let idle = configuration.settings(for: id).idleSeconds else { continue }
+            deadline = min(deadline, (lastUse[id] ?? now) + .seconds(idle))
+        }
+        timers += 1
+        let number = timers
+        timer = (deadline, number)
+        let connection = server.connection
+        let delay = max(Duration.zero, deadline - now)
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            connection.post { [weak self] in
+                guard let self, self.timer?.number == number else { return }
+                self.check()
+            }
+        }
+    }
+
+    private func unlockedCollections() -> [CollectionID] {
+        ((try? server.keychain.collectionIDs()) ?? []).filter { id in
+            id != .session && (try? server.keychain.info(id).isLocked) == false
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import CofferCore
+import DBusKit
+import Synchronization
+import SystemKit
+
+/// Where the moments to lock come from: logind on the system bus (a session of this user
+/// locks, the system prepares to sleep, the user's last session ends) and the screensaver on
+/// the session bus (`ActiveChanged(true)` of org.freedesktop.ScreenSaver or
+/// org.gnome.ScreenSaver). Each is handed to the server's loop as an `AutoLock.Trigger`.
+///
+/// Signals claiming to be logind's are believed only from the owner of org.freedesktop.login1.
+/// Before sleep, a delay inhibitor (logind's `Inhibit("sleep", …, "delay")`) holds the system
+/// until the collections are locked.
+public final class LockTriggers: @unchecked Sendable {
+    static let logind = "org.freedesktop.login1"
+    static let managerPath: ObjectPath = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+    static let session = "org.freedesktop.login1.Session"
+    static let screenSavers = ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"]
+
+    private let server: SecretServer
+    private let system: DBusConnection?
+    private let userID = ProcessControl.userID
+    /// This user's logind sessions (id → path), on the system connection's loop thread.
+    private var sessions: [String: ObjectPath] = [:]
+    /// The delay inhibitor held while the system is awake (closing it lets sleep go on).
+    private let inhibitor = Mutex<UnixFileDescriptor?>(nil)
+    private var tokens: [HandlerToken] = []
+
+    /// - system: a connection to the system bus whose loop runs on its own thread (nil: none,
+    ///   only the screensaver is watched).
+    public init(server: SecretServer, system: DBusConnection?) {
+        self.server = server
+        self.system = system
+    }
+
+    /// Subscribes to the signals and takes the sleep inhibitor.
+    public func start() throws(DBusError) {
+        for interface in Self.screenSavers {
+            let rule = SignalRule(interface: interface, member: "ActiveChanged")
+            try server.connection.addMatch(rule.matchRule)
+            tokens.append(server.connection.addSignalHandler(rule) { [weak self] message in
+                guard (try? message.arguments())?.first?.bool == true else { return }
+                self?.server.lock(on: .screenLocked(by: interface))
+            })
+        }
+        guard let system else { return }
+        let rules: [(SignalRule, (DBusMessage, [DBusValue]) -> Void)] = [
+            (SignalRule(interface: Self.session, member: "Lock"), { [weak self] message, _ in self?.sessionLocked(message.path) }),
+            (SignalRule(interface: Self.manager, member: "PrepareForSleep", path: Self.managerPath),
+             { [weak self] _, arguments in self?.prepareForSleep(arguments.first?.bool ?? false) }),
+            (SignalRule(interface: Self.manager, member: "SessionNew", path: Self.managerPath),
+             { [weak self] _, arguments in self?.sessionNew(arguments) }),
+            (SignalRule(interface: Self.manager, member: "SessionRemoved", path: Self.managerPath),
+             { [weak self] _, arguments in self?.sessionRemoved(arguments.first?.string) }),
+        ]
+        for (rule, handler) in rules {
+            try system.addMatch(rule.matchRule)
+            tokens.append(system.addSignalHandler(rule) { [weak self] message in
+                guard let self, let sender = message.sender, let arguments = try? message.arguments() else { return }
+                fromLogind(sender) { handler(message, arguments) }
+            })
+        }
+        system.post { [self] in
+            listSessions()
+            takeInhibitor()
+        }
+    }
+
+    /// Runs `body` (on the system loop) if `sender` owns org.freedesktop.login1.
+    private func fromLogind(_ sender: String, _ body: @escaping () -> Void) {
+        system?.nameOwner(Self.logind) { result in
+            if (try? result.get()) == sender { body() }
+        }
+    }
+
+    private func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+                      _ completion: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+        guard let system else { return }
+        do {
+            let message = try DBusMessage.methodCall(destination: Self.logind, path: path, interface: interface,
+                                                     member: member, arguments: arguments)
+            system.callAsync(message, timeout: .seconds(10)) { result in
+                completion(result.flatMap { reply in Result { () throws(DBusError) in try reply.arguments() } })
+            }
+        } catch {
+            completion(.failure(error))
+        }
+    }
+
+    // MARK: Sessions
+
+    private func listSessions() {
+        call(Self.managerPath, Self.manager, "ListSessions") { [self] result in
+            switch result {
+            case .success(let arguments):
+                // a(susso): id, uid, user name, seat, path.
+                for case let fields? in (arguments.first?.arrayElements ?? []).map(\.structureFields) where fields.count == 5 {
+                    if fields[1].uint32 == userID, let id = fields[0].string, let path = fields[4].objectPath { sessions[id] = path }
+                }
+            case .failure(let error):
+                server.log("logind cannot be asked for this user's sessions (\(error.message)): the end of the last session will not lock collections")
+            }
+        }
+    }
+
+    private func sessionNew(_ arguments: [DBusValue]) {
+        guard arguments.count == 2, let id = arguments[0].string, let path = arguments[1].objectPath else { return }
+        ownedByThisUser(path) { [self] ours in if ours { sessions[id] = path } }
+    }
+
+    private func sessionRemoved(_ id: String?) {
+        guard let id, sessions.removeValue(forKey: id) != nil, sessions.isEmpty else { return }
+        toServer(.sessionEnded)
+    }
+
+    private func sessionLocked(_ path: ObjectPath?) {
+        guard let path else { return }
+        if sessions.values.contains(path) { return toServer(.screenLocked(by: "logind")) }
+        ownedByThisUser(path) { [self] ours in if ours { toServer(.screenLocked(by: "logind")) } }
+    }
+
+    /// Whether the logind session at `path` is this user's (its `User` property).
+    private func ownedByThisUser(_ path: ObjectPath, _ answer: @escaping (Bool) -> Void) {
+        call(path, "org.freedesktop.DBus.Properties", "Get", [.string(Self.session), .string("User")]) { [userID] result in
+            let uid = (try? result.get())?.first?.variantValue?.structureFields?.first?.uint32
+            answer(uid == userID)
+        }
+    }
+
+    // MARK: Sleep
+
+    private func prepareForSleep(_ starting: Bool) {
+        guard starting else { return takeInhibitor() }
+        server.connection.post { [self] in
+            server.lock(on: .sleep)
+            // Locked (keys wiped): the system may sleep now.
+            inhibitor.withLock { $0?.close(); $0 = nil }
+        }
+    }
+
+    private func takeInhibitor() {
+        guard inhibitor.withLock({ $0 == nil }) else { return }
+        let arguments: [DBusValue] = [.string("sleep"), .string("Coffer"), .string("Lock collections before the system sleeps"), .string("delay")]
+        call(Self.managerPath, Self.manager, "Inhibit", arguments) { [self] result in
+            guard case .unixFD(let fd)? = (try? result.get())?.first else { return }
+            inhibitor.withLock { held in
+                if held == nil { held = fd } else { fd.close() }
+            }
+        }
+    }
+
+    private func toServer(_ trigger: AutoLock.Trigger) {
+        server.connection.post { [server] in server.lock(on: trigger) }
+    }
+}

@@ -1,0 +1,175 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceClient
+import SecretServiceProtocol
+import Testing
+
+/// Collections lock by themselves: after their idle time, when the screen locks (logind's
+/// session `Lock`, a screensaver's `ActiveChanged`), before sleep (logind's `PrepareForSleep`,
+/// under a delay inhibitor) and when the user's last session ends — each within a second, on
+/// a private bus standing in for the system bus with a logind that speaks the real interface.
+@Suite(.timeLimit(.minutes(5))) struct AutoLockTests {
+    static let ownUID = getuid()
+
+    /// How long `login` took to lock after `start`, or nil if it did not within `timeout`.
+    static func lockTime(_ c: TestClient, since start: Date, timeout: TimeInterval = 5) -> TimeInterval? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if (try? c.isLocked(SecretPath.login)) == true { return Date().timeIntervalSince(start) }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    @Test func idleTimeLocksAndEachUseStartsItAgain() throws {
+        let f = try DaemonFixture(lockSettings: "[every collection]\nlock-after-idle = 2s\n")
+        defer { f.shutdown() }
+        let c = f.client!
+        let item = try c.quickItem(attributes: ["app": "idle"], secret: "s")
+        let session = try c.library.openSession()
+        // Reading a secret is a use: at 1.2 s intervals, 2 s never pass without one.
+        for _ in 0..<3 {
+            usleep(1_200_000)
+            #expect(try c.secretBytes(of: item, session: session) == Array("s".utf8), "locked although used \(f.daemonLog)")
+        }
+        let lastUse = Date()
+        c.clearSignals()
+        let locked = try #require(Self.lockTime(c, since: lastUse), "never locked: \(f.daemonLog)")
+        #expect(locked >= 1.9 && locked <= 3.0, "locked \(locked) s after the last use, the idle time being 2 s")
+        // Announced as any lock, with the reason in the log and the audit log.
+        #expect(c.waitForSignal("PropertiesChanged", path: SecretPath.login) { signal in
+            signal.arguments.dropFirst().first?.dictionaryEntries?.contains { $0.key.string == "Locked" && $0.value.variantValue?.bool == true } == true
+        } != nil)
+        #expect(c.waitForSignal("PropertiesChanged", path: item) != nil, "the item's Locked was not announced")
+        #expect(eventually { f.daemonLog.contains("collection login locked: not used for 2s") }, "\(f.daemonLog)")
+        expectLocked(c, item, session)
+    }
+
+    /// A secret read fails as locked (the key is gone, not hidden).
+    func expectLocked(_ c: TestClient, _ item: ObjectPath, _ session: ClientSession) {
+        expectDBusError(SecretServiceError.Name.isLocked) { _ = try c.secretBytes(of: item, session: session) }
+    }
+
+    @Test func aCollectionsOwnSettingsBeatEveryCollections() throws {
+        let settings = """
+        # set by a test
+        [every collection]
+        lock-after-idle = 1s
+        lock-on-screen-lock = yes
+
+        [collection login]
+        lock-after-idle = never
+        lock-on-screen-lock = no
+        """
+        let f = try DaemonFixture(lockSettings: settings)
+        defer { f.shutdown() }
+        let c = f.client!
+        usleep(2_500_000)
+        #expect(try !c.isLocked(SecretPath.login), "login locked although its own settings say never")
+        try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
+        usleep(500_000)
+        #expect(try !c.isLocked(SecretPath.login), "login locked on a screen lock although its settings say no")
+    }
+
+    static func activateScreenSaver(on f: DaemonFixture, _ interface: String, active: Bool = true) throws {
+        let screensaver = try DBusConnection(address: f.bus.address)
+        defer { screensaver.close() }
+        try screensaver.emitSignal(path: "/org/gnome/ScreenSaver", interface: interface, member: "ActiveChanged", arguments: [.boolean(active)])
+        _ = try screensaver.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                 member: "GetId")   // flushed before the connection goes
+    }
+
+    @Test(arguments: ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"])
+    func theScreensaverLocksAndDismissesPendingPrompts(interface: String) throws {
+        let f = try DaemonFixture(pinentry: [])
+        defer { f.shutdown() }
+        let c = f.client!
+        try Self.activateScreenSaver(on: f, interface, active: false)
+        usleep(300_000)
+        #expect(try !c.isLocked(SecretPath.login), "the screensaver going away locked")
+        // A prompt waiting (a collection to create) is dismissed by the lock.
+        let pending = try c.call(ServiceInterface.CreateCollection.self, .init(properties: .init(label: "Later"), alias: ""))
+        #expect(pending.prompt != SecretPath.none)
+        let start = Date()
+        try Self.activateScreenSaver(on: f, interface)
+        let locked = try #require(Self.lockTime(c, since: start), "the screensaver's ActiveChanged(true) did not lock: \(f.daemonLog)")
+        #expect(locked <= 1)
+        let completed = try #require(c.waitForSignal(PromptInterface.Signal.completed, path: pending.prompt, timeout: 5))
+        #expect(completed.arguments.first?.bool == true)
+        #expect(eventually { f.daemonLog.contains("locked: the screen locked (\(interface))") }, "\(f.daemonLog)")
+    }
+
+    @Test func logindLocksThisUsersSessionOnlyAndTheLastSessionsEnd() throws {
+        let logind = try FakeLogind(sessions: ["c1": Self.ownUID, "c7": Self.ownUID + 1])
+        defer { logind.stop() }
+        let f = try DaemonFixture(systemBus: logind.bus)
+        defer { f.shutdown() }
+        let c = f.client!
+        Thread.sleep(forTimeInterval: 0.5)   // cofferd asks for the sessions at start
+        // Another user's screen lock is not ours.
+        try logind.lockSession("c7")
+        usleep(500_000)
+        #expect(try !c.isLocked(SecretPath.login), "another user's session lock locked ours")
+        var start = Date()
+        try logind.lockSession("c1")
+        let locked = try #require(Self.lockTime(c, since: start), "logind's Lock did not lock: \(f.daemonLog)")
+        #expect(locked <= 1)
+        #expect(eventually { f.daemonLog.contains("locked: the screen locked (logind)") })
+
+        // The session end: a new session of ours, then every one of ours ends.
+        try unlockLogin(f)
+        try logind.addSession("c9", uid: Self.ownUID)
+        usleep(300_000)
+        try logind.removeSession("c1")
+        try logind.removeSession("c7")   // another user's
+        usleep(500_000)
+        #expect(try !c.isLocked(SecretPath.login), "locked while a session of this user remains")
+        start = Date()
+        try logind.removeSession("c9")
+        let ended = try #require(Self.lockTime(c, since: start), "the last session's end did not lock: \(f.daemonLog)")
+        #expect(ended <= 1)
+        #expect(eventually { f.daemonLog.contains("locked: the user's last login session ended") })
+    }
+
+    /// Unlocks login through gnome-keyring's internal interface (no dialog).
+    func unlockLogin(_ f: DaemonFixture) throws {
+        let c = f.client!
+        try c.library.unlock(SecretPath.login, password: SecureBytes(Array(DaemonFixture.loginPassword.utf8)),
+                             session: try c.library.openSession())
+        #expect(try !c.isLocked(SecretPath.login))
+    }
+
+    @Test func sleepLocksUnderADelayInhibitorTakenAgainOnWaking() throws {
+        let logind = try FakeLogind(sessions: ["c1": Self.ownUID])
+        defer { logind.stop() }
+        let f = try DaemonFixture(systemBus: logind.bus)
+        defer { f.shutdown() }
+        let c = f.client!
+        #expect(eventually { logind.inhibitorsHeld == 1 }, "cofferd took no sleep inhibitor: \(f.daemonLog)")
+        let start = Date()
+        try logind.prepareForSleep(true)
+        let locked = try #require(Self.lockTime(c, since: start), "PrepareForSleep(true) did not lock: \(f.daemonLog)")
+        #expect(locked <= 1)
+        // Let go of only once locked, so the system sleeps with the keys wiped.
+        #expect(eventually { logind.inhibitorsHeld == 0 }, "the inhibitor was kept through sleep")
+        try logind.prepareForSleep(false)
+        #expect(eventually { logind.inhibitorsHeld == 1 }, "no inhibitor taken again after waking")
+        #expect(try c.isLocked(SecretPath.login), "waking unlocked")
+    }
+
+    @Test func signalsFromAnyoneButLogindAreIgnored() throws {
+        let logind = try FakeLogind(sessions: ["c1": Self.ownUID])
+        defer { logind.stop() }
+        let f = try DaemonFixture(systemBus: logind.bus)
+        defer { f.shutdown() }
+        let impostor = try DBusConnection(address: logind.bus.address)
+        defer { impostor.close() }
+        try impostor.emitSignal(path: FakeLogind.managerPath, interface: FakeLogind.manager, member: "PrepareForSleep", arguments: [.boolean(true)])
+        try impostor.emitSignal(path: FakeLogind.path(ofSession: "c1"), interface: FakeLogind.session, member: "Lock")
+        _ = try impostor.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId")
+        usleep(700_000)
+        #expect(try !f.client!.isLocked(SecretPath.login), "a signal not from logind's owner locked")
+    }
+}
