@@ -89,8 +89,10 @@ final class AutoLock: @unchecked Sendable {
         schedule()
     }
 
+    /// Also when nothing was unlocked, a screen lock, sleep or logout closes the dialogs: the
+    /// user is away from them.
     private func lock(_ ids: [CollectionID], because trigger: Trigger) {
-        guard !ids.isEmpty else { return }
+        if case .idle = trigger, ids.isEmpty { return }
         for id in ids {
             server.lockCollection(id, because: trigger.description)
             lastUse[id] = nil

@@ -101,6 +101,22 @@ import Testing
         #expect(eventually { f.daemonLog.contains("locked: the screen locked (\(interface))") }, "\(f.daemonLog)")
     }
 
+    @Test func aScreenLockClosesTheDialogOnScreen() throws {
+        let f = try DaemonFixture(pinentry: ["HANG"])
+        defer { f.shutdown() }
+        let c = f.client!
+        let prompt = try PromptTests.lockedThenUnlock(c)
+        try c.call(PromptInterface.Prompt.self, on: prompt, .init(windowID: ""))
+        #expect(eventually { f.pinentryLogText.contains("GETPIN") }, "the dialog was not shown: \(f.pinentryLogText)")
+        let pid = try #require(f.pinentryLogText.split(separator: "\n").first { $0.hasPrefix("PID ") }.flatMap { Int32($0.dropFirst(4)) })
+        try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
+        let completed = try #require(c.waitForSignal(PromptInterface.Signal.completed, path: prompt, timeout: 3),
+                                     "the prompt was not dismissed: \(f.daemonLog)")
+        #expect(completed.arguments.first?.bool == true)
+        #expect(eventually { kill(pid, 0) != 0 }, "the pinentry still runs")
+        #expect(try c.isLocked(SecretPath.login))
+    }
+
     @Test func logindLocksThisUsersSessionOnlyAndTheLastSessionsEnd() throws {
         let logind = try FakeLogind(sessions: ["c1": Self.ownUID, "c7": Self.ownUID + 1])
         defer { logind.stop() }
