@@ -74,6 +74,15 @@ public protocol CollectionBackend: AnyObject, Sendable {
     func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem]
     var isLocked: Bool { get }
     func lock()
+    /// Locks; with `keepingKey`, keeps the key aside (in secure memory) for
+    /// `unlockWithKeptKey`, the fingerprint's re-unlock; without, wipes a key kept before.
+    func lock(keepingKey: Bool)
+    /// Whether a key is kept aside.
+    var hasKeptKey: Bool { get }
+    /// Unlocks with the kept key (false when none is kept); the kept key is gone after.
+    func unlockWithKeptKey() throws(CofferError) -> Bool
+    /// Wipes the kept key.
+    func forgetKeptKey()
     /// Unlocks with `password`; `authenticationFailed` if it is wrong. Does the slow key
     /// derivation without holding the backend's lock.
     func unlock(password: SecureBytes) throws(CofferError)
@@ -92,6 +101,11 @@ public protocol CollectionBackend: AnyObject, Sendable {
 
 extension CollectionBackend {
     public var secondsBeforeNextUnlock: UInt64 { 0 }
+
+    public func lock(keepingKey: Bool) { lock() }
+    public var hasKeptKey: Bool { false }
+    public func unlockWithKeptKey() throws(CofferError) -> Bool { false }
+    public func forgetKeptKey() {}
 
     public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
         for (position, password) in passwords.enumerated() {

@@ -89,6 +89,24 @@ public final class Keychain: Sendable {
         try collection(id).lock()
     }
 
+    /// Locks `id` keeping its key aside for `unlockWithKeptKey` (see `CollectionBackend`).
+    public func lock(_ id: CollectionID, keepingKey: Bool) throws(CofferError) {
+        try collection(id).lock(keepingKey: keepingKey)
+    }
+
+    public func hasKeptKey(_ id: CollectionID) -> Bool {
+        (try? collection(id).hasKeptKey) ?? false
+    }
+
+    /// Unlocks `id` with the key kept when it locked; false when none is kept.
+    public func unlockWithKeptKey(_ id: CollectionID) throws(CofferError) -> Bool {
+        try collection(id).unlockWithKeptKey()
+    }
+
+    public func forgetKeptKey(_ id: CollectionID) {
+        try? collection(id).forgetKeptKey()
+    }
+
     public func unlock(_ id: CollectionID, password: SecureBytes) throws(CofferError) {
         try collection(id).unlock(password: password)
     }

@@ -39,6 +39,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var lockFile: PosixFile
         var hasher: AttributeHasher
         var dataKey: DataKey?
+        /// The key of a collection that locked by itself within its fingerprint window: kept
+        /// (in secure memory) for `unlockWithKeptKey`, used by nothing else.
+        var keptKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
         /// The access rules of the meta record at `offset` of the file `identity`.
         var accessCache: (identity: PosixFile.Identity, offset: Int, access: CollectionAccess)?
@@ -228,10 +231,35 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     // MARK: Locking
 
     public func lock() {
+        lock(keepingKey: false)
+    }
+
+    /// Locks; with `keepingKey`, the key is kept aside for `unlockWithKeptKey` (without, a key
+    /// kept before is wiped too).
+    public func lock(keepingKey: Bool) {
         state.withLock { s in
+            s.keptKey = keepingKey ? (s.dataKey ?? s.keptKey) : nil
             s.dataKey = nil
             s.metadataCache = [:]
         }
+    }
+
+    public var hasKeptKey: Bool { state.withLock { $0.keptKey != nil } }
+
+    /// Unlocks with the key `lock(keepingKey: true)` kept, checked against the file as a
+    /// password's would be; false when none is kept. The kept key is gone either way.
+    public func unlockWithKeptKey() throws(CofferError) -> Bool {
+        try withFreshState { s throws(CofferError) in
+            guard let key = s.keptKey else { return false }
+            s.keptKey = nil
+            try s.log.verify(with: key, items: false)
+            s.dataKey = key
+            return true
+        }
+    }
+
+    public func forgetKeptKey() {
+        state.withLock { $0.keptKey = nil }
     }
 
     public func unlock(password: SecureBytes) throws(CofferError) {
@@ -261,6 +289,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try withWriteLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
             try compact(&s, header: replacement, key: key)
+            s.keptKey = nil   // a new password: the next unlock needs it
         }
     }
 
@@ -326,7 +355,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             for (item, entry) in before where s.log.entries[item]?.offset != entry.offset { s.metadataCache[item] = nil }
         } else {
             let (file, log, newIdentity, newSize) = try Self.load(path: path)
-            if log.header.uuid != s.log.header.uuid { s.dataKey = nil }
+            if log.header.uuid != s.log.header.uuid { s.dataKey = nil; s.keptKey = nil }
             s.metadataCache = [:]
             s.hasher = try AttributeHasher(lookupKey: log.header.lookupKey)
             (s.file, s.log) = (file, log)
