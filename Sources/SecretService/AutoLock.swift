@@ -31,6 +31,8 @@ final class AutoLock: @unchecked Sendable {
     private unowned let server: SecretServer
     private let settings: () -> LockConfiguration
     private var lastUse: [CollectionID: ContinuousClock.Instant] = [:]
+    /// When each collection was last unlocked with its password: its fingerprint window starts.
+    private var passwordUnlock: [CollectionID: ContinuousClock.Instant] = [:]
     /// The deadline the timer is set for, and its number (a fired timer that is not the latest does nothing).
     private var timer: (deadline: ContinuousClock.Instant, number: UInt64)?
     private var timers: UInt64 = 0
@@ -47,8 +49,24 @@ final class AutoLock: @unchecked Sendable {
     /// Starts counting idle time for the collections unlocked now.
     func start() {
         let now = ContinuousClock.now
-        for id in unlockedCollections() { lastUse[id] = now }
+        for id in unlockedCollections() {
+            lastUse[id] = now
+            passwordUnlock[id] = now   // by cofferd --unlock
+        }
         schedule()
+    }
+
+    /// `id` was unlocked with its password (not a fingerprint): its fingerprint window starts.
+    func unlockedWithPassword(_ id: CollectionID) {
+        passwordUnlock[id] = .now
+    }
+
+    /// Whether `id` may be unlocked with a fingerprint now: it locked by itself keeping its
+    /// key, within its fingerprint window of the password.
+    func fingerprintMayUnlock(_ id: CollectionID) -> Bool {
+        guard server.keychain.hasKeptKey(id), let window = settings().settings(for: id).fingerprintWindowSeconds,
+              let since = passwordUnlock[id] else { return false }
+        return ContinuousClock.now - since < .seconds(window)
     }
 
     /// A secret of `id` was read or written, or it was unlocked: its idle time starts again.
@@ -80,6 +98,10 @@ final class AutoLock: @unchecked Sendable {
         timer = nil
         let configuration = settings()
         let now = ContinuousClock.now
+        for (id, deadline) in keptKeyDeadlines(configuration) where deadline <= now {
+            server.keychain.forgetKeptKey(id)
+            server.log("collection \(id): its fingerprint window is over; only the password unlocks it now")
+        }
         for id in unlockedCollections() {
             guard let idle = configuration.settings(for: id).idleSeconds else { continue }
             let since = lastUse[id] ?? now
@@ -93,10 +115,16 @@ final class AutoLock: @unchecked Sendable {
     /// user is away from them.
     private func lock(_ ids: [CollectionID], because trigger: Trigger) {
         if case .idle = trigger, ids.isEmpty { return }
+        let configuration = settings()
+        let now = ContinuousClock.now
         for id in ids {
-            server.lockCollection(id, because: trigger.description)
+            // Within the fingerprint window the key is kept for a fingerprint; never past logout.
+            let window = configuration.settings(for: id).fingerprintWindowSeconds
+            let keep = trigger != .sessionEnded && window.map { w in passwordUnlock[id].map { now - $0 < .seconds(w) } ?? false } ?? false
+            server.lockCollection(id, because: trigger.description, keepingKey: keep)
             lastUse[id] = nil
         }
+        schedule()   // a kept key's window may end before the next timer
         server.dismissPromptsAndDialogs()
     }
 
@@ -104,13 +132,14 @@ final class AutoLock: @unchecked Sendable {
     /// collection is unlocked.
     private func schedule() {
         let unlocked = unlockedCollections()
-        guard !unlocked.isEmpty else {
+        let configuration = settings()
+        let kept = keptKeyDeadlines(configuration)
+        guard !unlocked.isEmpty || !kept.isEmpty else {
             timer = nil
             return
         }
-        let configuration = settings()
         let now = ContinuousClock.now
-        var deadline = now + Self.recheck
+        var deadline = kept.values.reduce(now + Self.recheck, min)
         for id in unlocked {
             guard let idle = configuration.settings(for: id).idleSeconds else { continue }
             deadline = min(deadline, (lastUse[id] ?? now) + .seconds(idle))
@@ -127,6 +156,16 @@ final class AutoLock: @unchecked Sendable {
                 self.check()
             }
         }
+    }
+
+    /// When each kept key's fingerprint window ends.
+    private func keptKeyDeadlines(_ configuration: LockConfiguration) -> [CollectionID: ContinuousClock.Instant] {
+        var deadlines: [CollectionID: ContinuousClock.Instant] = [:]
+        for id in (try? server.keychain.collectionIDs()) ?? [] where server.keychain.hasKeptKey(id) {
+            let window = configuration.settings(for: id).fingerprintWindowSeconds
+            deadlines[id] = window.flatMap { w in passwordUnlock[id].map { $0 + .seconds(w) } } ?? .now
+        }
+        return deadlines
     }
 
     private func unlockedCollections() -> [CollectionID] {

@@ -26,6 +26,8 @@ final class Prompt: @unchecked Sendable {
         var dismissed: Bool
         var result: DBusValue
         var unlocked: [CollectionID] = []
+        /// Those of `unlocked` a fingerprint unlocked (the rest, the password).
+        var byFingerprint: Set<CollectionID> = []
         var created: CollectionID?
         /// An item stored, and whether it is new (else it replaced one).
         var item: (ItemReference, isNew: Bool)?
@@ -42,6 +44,8 @@ final class Prompt: @unchecked Sendable {
     /// thread checks it before acting on an answer, so a password typed after that changes
     /// nothing.
     private let cancelled = Mutex(false)
+    /// The collections a fingerprint may unlock (decided on the loop when the prompt is shown).
+    private var fingerprintMayUnlock: Set<CollectionID> = []
 
     /// Where the dialogs run (these and the consent dialogs): one after the other, for all clients.
     static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
@@ -76,6 +80,14 @@ final class Prompt: @unchecked Sendable {
             return
         }
         let connection = server.connection
+        if server.fingerprint != nil {
+            let targets: [CollectionID] = switch action {
+            case .unlock(let pairs): pairs.map(\.1)
+            case .createItem(let id, _, _): [id]
+            default: []
+            }
+            fingerprintMayUnlock = Set(targets.filter(server.autoLock.fingerprintMayUnlock))
+        }
         let waits = Self.queued.withLock { count in
             count += 1
             return count > 1
@@ -105,8 +117,9 @@ final class Prompt: @unchecked Sendable {
     private func complete(_ outcome: Outcome) {
         for id in outcome.unlocked {
             server.log("collection \(id) unlocked by \(owner)")
-            server.auditCollection(.unlock, id, by: owner, detail: "password typed in a prompt")
-            server.lockStateChanged(id)
+            let byFingerprint = outcome.byFingerprint.contains(id)
+            server.auditCollection(.unlock, id, by: owner, detail: byFingerprint ? "fingerprint" : "password typed in a prompt")
+            server.lockStateChanged(id, byFingerprint: byFingerprint)
         }
         if let id = outcome.created {
             server.log("collection \(id) created by \(owner)")
@@ -174,15 +187,28 @@ final class Prompt: @unchecked Sendable {
     private func unlock(_ targets: [(ObjectPath, CollectionID)], _ passwords: any PasswordAsker) -> Outcome {
         var done: [ObjectPath] = []
         var unlocked: [CollectionID] = []
+        var byFingerprint: Set<CollectionID> = []
         for (path, id) in targets {
             guard let info = try? server.keychain.info(id) else { continue }
             var error: String?
             while info.isLocked, !unlocked.contains(id) {
-                let request = PasswordRequest(title: "Unlock Keyring",
+                var request = PasswordRequest(title: "Unlock Keyring",
                                               description: "An application wants access to the keyring '\(info.label)', but it is locked.",
                                               error: error)
-                guard let password = answer(request, passwords), !isCancelled else {
-                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
+                let typed: SecureBytes?
+                if error == nil, fingerprintMayUnlock.contains(id), let reader = server.fingerprint {
+                    switch withFingerprint(reader, unlocking: id, request: &request, passwords) {
+                    case .unlocked:
+                        unlocked.append(id)
+                        byFingerprint.insert(id)
+                        continue
+                    case .typed(let password): typed = password
+                    }
+                } else {
+                    typed = answer(request, passwords)
+                }
+                guard let password = typed, !isCancelled else {
+                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked, byFingerprint: byFingerprint)
                 }
                 do {
                     try Keychain.waitingOutThrottle(cancelled: { isCancelled }) { () throws(CofferError) in try server.keychain.unlock(id, password: password) }
@@ -194,12 +220,41 @@ final class Prompt: @unchecked Sendable {
                     }
                 } catch {
                     server.log("prompt p\(number): cannot unlock \(id): \(error)")
-                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked)
+                    return Outcome(dismissed: true, result: .objectPathArray(done), unlocked: unlocked, byFingerprint: byFingerprint)
                 }
             }
             done.append(path)
         }
-        return Outcome(dismissed: false, result: .objectPathArray(done), unlocked: unlocked)
+        return Outcome(dismissed: false, result: .objectPathArray(done), unlocked: unlocked, byFingerprint: byFingerprint)
+    }
+
+    private enum FingerprintOutcome {
+        case unlocked
+        /// What was typed in the dialog meanwhile (nil: cancelled), for the password path.
+        case typed(SecureBytes?)
+    }
+
+    /// The password dialog with the fingerprint reader verifying at the same time: a matching
+    /// finger closes the dialog and unlocks with the kept key; otherwise (no reader, no
+    /// enrolled finger, mismatches, a failing reader) the dialog's password is used.
+    private func withFingerprint(_ reader: any FingerprintReader, unlocking id: CollectionID, request: inout PasswordRequest,
+                                 _ passwords: any PasswordAsker) -> FingerprintOutcome {
+        let verification: any FingerprintVerification
+        switch reader.beginVerification(matched: { passwords.closeDialogs() }) {
+        case .success(let started): verification = started
+        case .failure(let unavailable):
+            server.log("prompt p\(number): no fingerprint for \(id): \(unavailable.reason); the password unlocks it")
+            return .typed(answer(request, passwords))
+        }
+        request.description += " Touch the fingerprint reader, or type the password."
+        let typed = answer(request, passwords)
+        guard verification.stop(), !isCancelled else { return .typed(typed) }
+        do {
+            return try server.keychain.unlockWithKeptKey(id) ? .unlocked : .typed(typed)
+        } catch {
+            server.log("prompt p\(number): the kept key of \(id) no longer opens it (\(error)); the password unlocks it")
+            return .typed(typed)
+        }
     }
 
     private func create(label: String, alias: String, _ passwords: any PasswordAsker) -> Outcome {

@@ -20,6 +20,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     private(set) var gate: AccessGate!
     /// Locks collections by themselves (see `AutoLock`).
     private(set) var autoLock: AutoLock!
+    /// Re-unlocks a collection that locked by itself, within its window (none: password only).
+    public var fingerprint: (any FingerprintReader)?
 
     private(set) var sessions: [UInt64: TransferSession] = [:]
     /// How many sessions each client holds.
@@ -346,14 +348,14 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// Locks `id` at the request of `client`, or by itself `because` (then no client):
     /// logged, audited and announced when it was unlocked. False when it cannot be locked.
     @discardableResult
-    func lockCollection(_ id: CollectionID, by client: String? = nil, because reason: String? = nil) -> Bool {
-        guard let before = try? keychain.info(id), (try? keychain.lock(id)) != nil else { return false }
+    func lockCollection(_ id: CollectionID, by client: String? = nil, because reason: String? = nil, keepingKey: Bool = false) -> Bool {
+        guard let before = try? keychain.info(id), (try? keychain.lock(id, keepingKey: keepingKey)) != nil else { return false }
         guard !before.isLocked, id != .session else { return true }
         if let client {
             log("collection \(id) locked by \(client)")
             auditCollection(.lock, id, by: client)
         } else {
-            log("collection \(id) locked: \(reason ?? "by itself")")
+            log("collection \(id) locked: \(reason ?? "by itself")\(keepingKey ? "; a fingerprint may unlock it again within its window" : "")")
             gate.record(AuditEvent(action: .lock, outcome: .ok, collection: id, label: before.label, detail: reason))
         }
         lockStateChanged(id)
@@ -371,10 +373,13 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// Announces a collection's new lock state, then its items' (as gnome-keyring does, so that
     /// clients' cached item proxies see `Locked` change).
-    func lockStateChanged(_ id: CollectionID) {
+    func lockStateChanged(_ id: CollectionID, byFingerprint: Bool = false) {
         let path = SecretPath.collection(id)
         let locked = (try? keychain.info(id).isLocked) ?? true
-        if !locked { autoLock.used(id) }
+        if !locked {
+            if !byFingerprint { autoLock.unlockedWithPassword(id) }
+            autoLock.used(id)
+        }
         emitPropertiesChanged(path, CollectionInterface.name, changed: [CollectionInterface.Property.locked: .boolean(locked)])
         emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
         announceLockState(locked, of: itemPaths(in: id)[...], in: path)

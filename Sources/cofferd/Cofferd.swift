@@ -132,18 +132,20 @@ struct Cofferd: ParsableCommand {
         // Before the name is claimed: from then on clients (and service managers) see us as
         // started and may ask us to stop; a stop() before run() makes run() return at once.
         Shutdown.install(on: connection, log: log)
-        try Startup.claimName(on: connection, replace: replace, log: log)
         let environment = ProcessInfo.processInfo.environment
         let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
                                  environment: PinentryChoice.environment(environment, startedOn: terminal))
         let lockSettings = LockSettingsSource(file: LockConfigurationFile(path: LockConfigurationFile.defaultPath()), log: log)
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit,
                                   lockSettings: lockSettings.current, log: log)
+        let systemBus = Startup.systemBus(log: log)
+        server.fingerprint = systemBus.map { Fprintd(system: $0.connection) }
         try server.start()
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
-        let systemBus = Startup.systemBus(log: log)
         let lockTriggers = LockTriggers(server: server, system: systemBus?.connection)
         try lockTriggers.start()
+        // Last: a client that finds the name finds everything served and watched.
+        try Startup.claimName(on: connection, replace: replace, log: log)
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         withExtendedLifetime(lockTriggers) { connection.run() }

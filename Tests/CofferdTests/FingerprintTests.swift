@@ -1,0 +1,100 @@
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceProtocol
+import Testing
+
+/// Within its fingerprint window (of the password), a collection that locked by itself is
+/// unlocked by a matching finger on fprintd while the password dialog is up; the password is
+/// the fallback for no reader, no enrolled finger and three mismatches, and the only way after
+/// an explicit lock or once the window is over.
+@Suite(.timeLimit(.minutes(5)), .enabled(if: DaemonFixture.fakePinentryPath != nil, "FakePinentry is not built"))
+struct FingerprintTests {
+    /// A private system bus with logind and fprintd (`reader`), and cofferd with `pinentry`.
+    final class World {
+        let logind: FakeLogind
+        let fprintd: FakeFprintd
+        let f: DaemonFixture
+
+        init(reader: FakeFprintd.Reader, pinentry: [String], lockSettings: String? = nil) throws {
+            logind = try FakeLogind(sessions: ["c1": getuid()])
+            fprintd = try FakeFprintd(on: logind.bus, reader: reader)
+            f = try DaemonFixture(pinentry: pinentry, systemBus: logind.bus, lockSettings: lockSettings)
+        }
+
+        deinit {
+            f.shutdown()
+            fprintd.stop()
+            logind.stop()
+        }
+
+        /// Locks login by itself (the screen locks), then asks to unlock it: the prompt's outcome.
+        func screenLockThenUnlock() throws -> Bool {
+            let c = f.client!
+            try AutoLockTests.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
+            #expect(AutoLockTests.lockTime(c, since: Date()) != nil)
+            let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
+            let (dismissed, _) = try c.runPrompt(reply.prompt)
+            let locked = try c.isLocked(SecretPath.login)
+            return !dismissed && !locked
+        }
+    }
+
+    @Test func aMatchingFingerUnlocksAndClosesTheDialog() throws {
+        let w = try World(reader: .scans(["verify-match"]), pinentry: ["HANG"])
+        #expect(try w.screenLockThenUnlock(), "\(w.f.daemonLog)")
+        #expect(w.f.pinentryLogText.contains("Touch the fingerprint reader, or type the password."), "\(w.f.pinentryLogText)")
+        #expect(eventually { w.fprintd.calls == ["Claim", "ListEnrolledFingers", "VerifyStart", "VerifyStop", "Release"] }, "\(w.fprintd.calls)")
+        // Used once: after the next lock by itself the key is kept again (the window is still on).
+        #expect(try w.f.client!.secretBytes(of: w.f.client!.quickItem(attributes: ["k": "v"], secret: "s"),
+                                            session: w.f.client!.library.openSession()) == Array("s".utf8))
+    }
+
+    @Test func threeMismatchesLeaveThePassword() throws {
+        let w = try World(reader: .scans(["verify-no-match", "verify-no-match", "verify-no-match"]),
+                          pinentry: ["AFTER 2 \(DaemonFixture.loginPassword)"])
+        #expect(try w.screenLockThenUnlock(), "\(w.f.daemonLog)")
+        let calls = w.fprintd.calls
+        #expect(calls.filter { $0 == "VerifyStart" }.count == 3 && calls.last == "Release", "\(calls)")
+    }
+
+    @Test(arguments: [FakeFprintd.Reader.none, .noFingers])
+    func withoutAReaderOrAFingerThePasswordAlone(reader: FakeFprintd.Reader) throws {
+        let w = try World(reader: reader, pinentry: [DaemonFixture.loginPassword])
+        #expect(try w.screenLockThenUnlock(), "\(w.f.daemonLog)")
+        #expect(!w.f.pinentryLogText.contains("fingerprint"))
+        #expect(eventually { w.f.daemonLog.contains("no fingerprint for login:") }, "\(w.f.daemonLog)")
+        #expect(!w.fprintd.calls.contains("VerifyStart"))
+    }
+
+    @Test func anExplicitLockNeedsThePassword() throws {
+        let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword])
+        let c = w.f.client!
+        _ = try c.library.lock([SecretPath.login])
+        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
+        let (dismissed, _) = try c.runPrompt(reply.prompt)
+        #expect(!dismissed)
+        #expect(try !c.isLocked(SecretPath.login))
+        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after an explicit lock: \(w.fprintd.calls)")
+    }
+
+    @Test func pastTheWindowOnlyThePassword() throws {
+        let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword],
+                          lockSettings: "[every collection]\nfingerprint-window = 2s\n")
+        // Locked by itself within the window: the key is kept, and wiped when the window ends.
+        try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
+        #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
+        #expect(eventually(timeout: 5) { w.f.daemonLog.contains("its fingerprint window is over") }, "\(w.f.daemonLog)")
+        let c = w.f.client!
+        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
+        let (dismissed, _) = try c.runPrompt(reply.prompt)
+        #expect(!dismissed)
+        #expect(try !c.isLocked(SecretPath.login))
+        #expect(w.fprintd.calls.isEmpty, "\(w.fprintd.calls)")
+        // Unlocked by the password again: a new window. Past it, a lock keeps nothing.
+        usleep(2_200_000)
+        try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
+        #expect(AutoLockTests.lockTime(c, since: Date()) != nil)
+        #expect(!w.f.daemonLog.components(separatedBy: "\n").suffix(3).joined().contains("a fingerprint may unlock"), "\(w.f.daemonLog)")
+    }
+}
