@@ -33,6 +33,13 @@ struct Cofferd: ParsableCommand {
         Interactive use: locked collections are unlocked through a password dialog shown by a \
         pinentry program (pinentry-gnome3, -qt, -gtk-2, -curses or -tty; --pinentry to choose).
 
+        LOCKING BY ITSELF
+          An unlocked collection locks again after 15 minutes without a secret read or \
+        written, when the screen locks, before suspend and when your last session ends \
+        (logind and the screensaver tell cofferd); within 4 hours of the password, a \
+        fingerprint (fprintd) unlocks it again. To change that, see coffer policy --help; \
+        the settings live in $XDG_CONFIG_HOME/coffer/coffer.conf.
+
         LOG
           In the foreground, cofferd logs to standard error (the journal under systemd). \
         Detached, it says on the terminal whether it started and then logs to the system log \
