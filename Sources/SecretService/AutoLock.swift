@@ -90,6 +90,10 @@ final class AutoLock: @unchecked Sendable {
             case .sessionEnded: return true
             }
         }
+        if trigger == .sessionEnded {
+            // Never past logout: also the keys kept by collections locked before.
+            for id in (try? server.keychain.collectionIDs()) ?? [] { server.keychain.forgetKeptKey(id) }
+        }
         lock(targets, because: trigger)
     }
 

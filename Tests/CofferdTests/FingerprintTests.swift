@@ -78,6 +78,21 @@ struct FingerprintTests {
         #expect(w.fprintd.calls.isEmpty, "a finger was asked for after an explicit lock: \(w.fprintd.calls)")
     }
 
+    @Test func afterLogoutOnlyThePassword() throws {
+        let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword])
+        Thread.sleep(forTimeInterval: 0.5)   // cofferd asks logind for the sessions at start
+        try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
+        #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
+        try w.logind.removeSession("c1")
+        usleep(500_000)
+        let c = w.f.client!
+        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
+        let (dismissed, _) = try c.runPrompt(reply.prompt)
+        #expect(!dismissed)
+        #expect(try !c.isLocked(SecretPath.login))
+        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after the last session ended: \(w.fprintd.calls)")
+    }
+
     @Test func pastTheWindowOnlyThePassword() throws {
         let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword],
                           lockSettings: "[every collection]\nfingerprint-window = 2s\n")
