@@ -46,11 +46,6 @@ public struct LockConfiguration: Sendable, Equatable {
         return settings
     }
 
-    /// Whether `key` is set for `id` in its own section.
-    public func setsOwn(_ key: LockSettings.Key, for id: CollectionID) -> Bool {
-        collections[id]?[key] != nil
-    }
-
     /// Sets `key` to `value` for `id` (nil: every collection). Throws, changing nothing, when
     /// `value` is not one `key` accepts.
     public mutating func set(_ key: LockSettings.Key, to value: String, for id: CollectionID?) throws(CofferError) {
@@ -62,6 +57,7 @@ public struct LockConfiguration: Sendable, Equatable {
         let line = "\(key.rawValue) = \(value)"
         var current: String?
         var lastInSection: Int?
+        var existing: [Int] = []
         for (index, raw) in lines.enumerated() {
             let trimmed = raw.trimmingSpaces
             if let name = Self.sectionName(trimmed) {
@@ -71,13 +67,13 @@ public struct LockConfiguration: Sendable, Equatable {
             }
             guard current == section else { continue }
             if !trimmed.isEmpty { lastInSection = index }
-            if let (k, _) = Self.pair(trimmed), k == key.rawValue {
-                lines[index] = line
-                parse()
-                return
-            }
+            if let (k, _) = Self.pair(trimmed), k == key.rawValue { existing.append(index) }
         }
-        if let lastInSection {
+        if let last = existing.last {
+            // The last of repeated lines is the one that counts: it changes, the others go.
+            lines[last] = line
+            for index in existing.dropLast().reversed() { lines.remove(at: index) }
+        } else if let lastInSection {
             lines.insert(line, at: lastInSection + 1)
         } else {
             if let last = lines.last, !last.trimmingSpaces.isEmpty { lines.append("") }

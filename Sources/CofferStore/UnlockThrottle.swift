@@ -88,10 +88,11 @@ struct UnlockThrottle {
         return Self.wait(afterFailures: failures)
     }
 
-    /// A short or empty file counts as no wrong password.
+    /// A short or empty file counts as no wrong password. A time below 10¹¹ is in seconds, as
+    /// Coffer 0.3.0 wrote it (in milliseconds that would be March 1973).
     private static func decode(_ bytes: [UInt8]) -> (UInt32, UInt64) {
         var r = ByteReader(bytes)
         guard let failures = try? r.u32(), let last = try? r.u64() else { return (0, 0) }
-        return (failures, last)
+        return (failures, last < 100_000_000_000 ? last * 1000 : last)
     }
 }

@@ -90,8 +90,8 @@ final class AutoLock: @unchecked Sendable {
             case .sessionEnded: return true
             }
         }
-        if trigger == .sessionEnded {
-            // Never past logout: also the keys kept by collections locked before.
+        if trigger == .sessionEnded || trigger == .sleep {
+            // Never past logout or through sleep: also the keys kept by collections locked before.
             for id in (try? server.keychain.collectionIDs()) ?? [] { server.keychain.forgetKeptKey(id) }
         }
         lock(targets, because: trigger)
@@ -116,19 +116,23 @@ final class AutoLock: @unchecked Sendable {
     }
 
     /// Also when nothing was unlocked, a screen lock, sleep or logout closes the dialogs: the
-    /// user is away from them.
+    /// user is away from them. An idle lock leaves them: the user may be typing in one.
     private func lock(_ ids: [CollectionID], because trigger: Trigger) {
         if case .idle = trigger, ids.isEmpty { return }
         let configuration = settings()
         let now = ContinuousClock.now
         for id in ids {
-            // Within the fingerprint window the key is kept for a fingerprint; never past logout.
+            // Within the fingerprint window the key is kept for a fingerprint; never through
+            // sleep (a hibernation image would hold it) nor past logout.
             let window = configuration.settings(for: id).fingerprintWindowSeconds
-            let keep = trigger != .sessionEnded && window.map { w in passwordUnlock[id].map { now - $0 < .seconds(w) } ?? false } ?? false
+            let mayKeep = trigger != .sessionEnded && trigger != .sleep
+            let keep = mayKeep && window.map { w in passwordUnlock[id].map { now - $0 < .seconds(w) } ?? false } ?? false
             server.lockCollection(id, because: trigger.description, keepingKey: keep)
             lastUse[id] = nil
         }
         schedule()   // a kept key's window may end before the next timer
+        // Away from the screen, or asleep: nobody is at the dialogs. Idle: someone may be.
+        if case .idle = trigger { return }
         server.dismissPromptsAndDialogs()
     }
 

@@ -43,23 +43,33 @@ public final class Fprintd: FingerprintReader {
     }
 
     public func beginVerification(matched: @escaping @Sendable () -> Void) -> Result<any FingerprintVerification, FingerprintUnavailable> {
+        let path: ObjectPath
         do {
-            let owner = try system.nameOwner(Self.service)
-            guard let path = try system.call(destination: Self.service, path: Self.managerPath, interface: Self.manager,
-                                             member: "GetDefaultDevice").first?.objectPath else {
+            // First a call to the name, which starts fprintd if the bus activates it (it exits when idle).
+            guard let device = try system.call(destination: Self.service, path: Self.managerPath, interface: Self.manager,
+                                               member: "GetDefaultDevice").first?.objectPath else {
                 return .failure(FingerprintUnavailable("fprintd named no fingerprint reader"))
             }
+            path = device
             _ = try call(path, "Claim", [.string("")])
-            let fingers = (try? call(path, "ListEnrolledFingers", [.string("")]).first?.stringArray) ?? []
-            guard !fingers.isEmpty else {
-                _ = try? call(path, "Release")
-                return .failure(FingerprintUnavailable("no finger is enrolled (fprintd-enroll enrolls one)"))
-            }
-            let verification = Verification(fprintd: self, device: path, owner: owner, matched: matched)
-            try verification.start()
-            return .success(verification)
         } catch {
             return .failure(FingerprintUnavailable("no fingerprint reader is ready (\(error.message))"))
+        }
+        do {
+            let fingers = (try? call(path, "ListEnrolledFingers", [.string("")]).first?.stringArray) ?? []
+            guard !fingers.isEmpty else { throw FingerprintUnavailable("no finger is enrolled (fprintd-enroll enrolls one)") }
+            let verification = Verification(fprintd: self, device: path, owner: try system.nameOwner(Self.service), matched: matched)
+            do {
+                try verification.start()
+            } catch {
+                _ = verification.stop()   // no handler, match rule or claim left behind
+                throw error
+            }
+            return .success(verification)
+        } catch {
+            _ = try? call(path, "Release")
+            let reason = (error as? FingerprintUnavailable)?.reason ?? "the fingerprint reader did not start verifying (\(error))"
+            return .failure(FingerprintUnavailable(reason))
         }
     }
 

@@ -8,7 +8,8 @@ import SystemKit
 /// the session bus (`ActiveChanged(true)` of org.freedesktop.ScreenSaver or
 /// org.gnome.ScreenSaver). Each is handed to the server's loop as an `AutoLock.Trigger`.
 ///
-/// Signals claiming to be logind's are believed only from the owner of org.freedesktop.login1.
+/// Signals are believed only from the owner of the name they claim to come from
+/// (org.freedesktop.login1, org.freedesktop.ScreenSaver, org.gnome.ScreenSaver).
 /// Before sleep, a delay inhibitor (logind's `Inhibit("sleep", …, "delay")`) holds the system
 /// until the collections are locked.
 public final class LockTriggers: @unchecked Sendable {
@@ -23,8 +24,9 @@ public final class LockTriggers: @unchecked Sendable {
     private let userID = ProcessControl.userID
     /// This user's logind sessions (id → path), on the system connection's loop thread.
     private var sessions: [String: ObjectPath] = [:]
-    /// The delay inhibitor held while the system is awake (closing it lets sleep go on).
-    private let inhibitor = Mutex<UnixFileDescriptor?>(nil)
+    /// The delay inhibitor held while the system is awake (closing it lets sleep go on), and
+    /// whether the system is going to sleep.
+    private let inhibitor = Mutex<(held: UnixFileDescriptor?, sleeping: Bool)>((nil, false))
     private var tokens: [HandlerToken] = []
 
     /// - system: a connection to the system bus whose loop runs on its own thread (nil: none,
@@ -40,8 +42,11 @@ public final class LockTriggers: @unchecked Sendable {
             let rule = SignalRule(interface: interface, member: "ActiveChanged")
             try server.connection.addMatch(rule.matchRule)
             tokens.append(server.connection.addSignalHandler(rule) { [weak self] message in
-                guard (try? message.arguments())?.first?.bool == true else { return }
-                self?.server.lock(on: .screenLocked(by: interface))
+                guard let self, (try? message.arguments())?.first?.bool == true, let sender = message.sender else { return }
+                // Only the screensaver itself: anyone else could close the user's dialogs at will.
+                server.connection.nameOwner(interface) { [server] owner in
+                    if (try? owner.get()) == sender { server.lock(on: .screenLocked(by: interface)) }
+                }
             })
         }
         guard let system else { return }
@@ -131,21 +136,28 @@ public final class LockTriggers: @unchecked Sendable {
     // MARK: Sleep
 
     private func prepareForSleep(_ starting: Bool) {
+        inhibitor.withLock { $0.sleeping = starting }
         guard starting else { return takeInhibitor() }
         server.connection.post { [self] in
             server.lock(on: .sleep)
-            // Locked (keys wiped): the system may sleep now.
-            inhibitor.withLock { $0?.close(); $0 = nil }
+            // Locked (keys wiped): the system may sleep now. Awake again meanwhile (this came
+            // late): a new inhibitor, since the one taken on waking may be the one closed here.
+            let awake = inhibitor.withLock { state -> Bool in
+                state.held?.close()
+                state.held = nil
+                return !state.sleeping
+            }
+            if awake { system?.post { [self] in takeInhibitor() } }
         }
     }
 
     private func takeInhibitor() {
-        guard inhibitor.withLock({ $0 == nil }) else { return }
+        guard inhibitor.withLock({ $0.held == nil && !$0.sleeping }) else { return }
         let arguments: [DBusValue] = [.string("sleep"), .string("Coffer"), .string("Lock collections before the system sleeps"), .string("delay")]
         call(Self.managerPath, Self.manager, "Inhibit", arguments) { [self] result in
             guard case .unixFD(let fd)? = (try? result.get())?.first else { return }
-            inhibitor.withLock { held in
-                if held == nil { held = fd } else { fd.close() }
+            inhibitor.withLock { state in
+                if state.held == nil && !state.sleeping { state.held = fd } else { fd.close() }
             }
         }
     }

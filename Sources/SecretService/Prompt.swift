@@ -152,7 +152,7 @@ final class Prompt: @unchecked Sendable {
         let path = SecretPath.collection(id)
         var outcome = unlock([(path, id)], passwords)
         guard !outcome.dismissed, !isCancelled else {
-            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked)
+            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked, byFingerprint: outcome.byFingerprint)
         }
         do {
             let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: replace ? .replace : .allow)
@@ -160,7 +160,7 @@ final class Prompt: @unchecked Sendable {
             outcome.item = (reference, isNew)
         } catch {
             server.log("prompt p\(number): cannot store the item in \(id): \(error)")
-            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked)
+            return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked, byFingerprint: outcome.byFingerprint)
         }
         return outcome
     }
@@ -239,8 +239,10 @@ final class Prompt: @unchecked Sendable {
     /// enrolled finger, mismatches, a failing reader) the dialog's password is used.
     private func withFingerprint(_ reader: any FingerprintReader, unlocking id: CollectionID, request: inout PasswordRequest,
                                  _ passwords: any PasswordAsker) -> FingerprintOutcome {
+        let asking = Asking()
         let verification: any FingerprintVerification
-        switch reader.beginVerification(matched: { passwords.closeDialogs() }) {
+        // A finger can match before the dialog is on screen: close it until the asking is over.
+        switch reader.beginVerification(matched: { asking.closeUntilAnswered(passwords) }) {
         case .success(let started): verification = started
         case .failure(let unavailable):
             server.log("prompt p\(number): no fingerprint for \(id): \(unavailable.reason); the password unlocks it")
@@ -248,6 +250,7 @@ final class Prompt: @unchecked Sendable {
         }
         request.description += " Touch the fingerprint reader, or type the password."
         let typed = answer(request, passwords)
+        asking.answered()
         guard verification.stop(), !isCancelled else { return .typed(typed) }
         do {
             return try server.keychain.unlockWithKeptKey(id) ? .unlocked : .typed(typed)
@@ -292,6 +295,22 @@ final class Prompt: @unchecked Sendable {
                 server.log("prompt p\(number): cannot change the password of \(id): \(error)")
                 return Outcome(dismissed: true, result: emptyResult)
             }
+        }
+    }
+}
+
+/// Whether a password dialog beside a fingerprint verification is still being asked.
+private final class Asking: Sendable {
+    private let over = Mutex(false)
+
+    func answered() { over.withLock { $0 = true } }
+
+    /// Closes the dialog, again every 50 ms until `answered()` (it may still be starting).
+    func closeUntilAnswered(_ passwords: any PasswordAsker) {
+        guard !over.withLock({ $0 }) else { return }
+        passwords.closeDialogs()
+        DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+            closeUntilAnswered(passwords)
         }
     }
 }

@@ -91,6 +91,12 @@ struct LockConfigurationTests {
             try configuration.set(.lockOnSuspend, to: "maybe", for: nil)
         }
         #expect(!configuration.text.contains("maybe"))
+        // A setting written twice by hand: the last counts, so that one changes and the other goes.
+        var twice = LockConfiguration(text: "[every collection]\nlock-after-idle = 1h\nlock-on-suspend = no\nlock-after-idle = 2h\n")
+        #expect(twice.settings(for: .login).idleSeconds == 7200)
+        try twice.set(.lockAfterIdle, to: "5m", for: nil)
+        #expect(twice.text == "[every collection]\nlock-on-suspend = no\nlock-after-idle = 5m\n")
+        #expect(twice.settings(for: .login).idleSeconds == 300)
         // Into an empty file.
         var empty = LockConfiguration()
         try empty.set(.fingerprintWindow, to: "1h", for: nil)

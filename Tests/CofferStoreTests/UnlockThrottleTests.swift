@@ -55,12 +55,17 @@ import Testing
         let fixture = try StoreFixture()
         _ = try fixture.keychain()   // makes the store directory
         let throttle = UnlockThrottle(directory: fixture.directory, collection: work)
-        try throttle.recordFailure(at: 10_999)
+        let t: UInt64 = 1_800_000_000_000   // milliseconds: January 2027
+        try throttle.recordFailure(at: t + 999)
         // A wrong password late in a second still holds back the next for a whole second.
-        #expect(throws: CofferError.throttled("work", seconds: 1)) { try throttle.check(at: 11_000) }
-        #expect(throttle.secondsLeft(at: 11_998) == 1)
-        #expect(throttle.secondsLeft(at: 11_999) == 0)
-        try throttle.check(at: 11_999)
+        #expect(throws: CofferError.throttled("work", seconds: 1)) { try throttle.check(at: t + 1000) }
+        #expect(throttle.secondsLeft(at: t + 1998) == 1)
+        #expect(throttle.secondsLeft(at: t + 1999) == 0)
+        try throttle.check(at: t + 1999)
+        // Coffer 0.3.0 wrote seconds: read as such after an upgrade, the wait is kept.
+        throttle.reset()
+        try throttle.recordFailure(at: 1_800_000_000)
+        #expect(throttle.secondsLeft(at: t + 500) == 1)
         // A failure stamped far ahead (the clock was set back since) waits five minutes, not forever.
         try throttle.recordFailure(at: .max - 5)
         #expect(throttle.secondsLeft(at: 0) == UnlockThrottle.maxWait)

@@ -24,26 +24,26 @@ import Testing
     }
 
     @Test func idleTimeLocksAndEachUseStartsItAgain() throws {
-        let f = try DaemonFixture(lockSettings: "[every collection]\nlock-after-idle = 2s\n")
+        let f = try DaemonFixture(lockSettings: "[every collection]\nlock-after-idle = 3s\n")
         defer { f.shutdown() }
         let c = f.client!
         let item = try c.quickItem(attributes: ["app": "idle"], secret: "s")
         let session = try c.library.openSession()
-        // Reading a secret is a use: at 1.2 s intervals, 2 s never pass without one.
-        for _ in 0..<3 {
-            usleep(1_200_000)
+        // Reading a secret is a use: at 1 s intervals, 3 s never pass without one.
+        for _ in 0..<4 {
+            usleep(1_000_000)
             #expect(try c.secretBytes(of: item, session: session) == Array("s".utf8), "locked although used \(f.daemonLog)")
         }
         let lastUse = Date()
         c.clearSignals()
         let locked = try #require(Self.lockTime(c, since: lastUse), "never locked: \(f.daemonLog)")
-        #expect(locked >= 1.9 && locked <= 3.0, "locked \(locked) s after the last use, the idle time being 2 s")
+        #expect(locked >= 2.9 && locked <= 4.0, "locked \(locked) s after the last use, the idle time being 3 s")
         // Announced as any lock, with the reason in the log and the audit log.
         #expect(c.waitForSignal("PropertiesChanged", path: SecretPath.login) { signal in
             signal.arguments.dropFirst().first?.dictionaryEntries?.contains { $0.key.string == "Locked" && $0.value.variantValue?.bool == true } == true
         } != nil)
         #expect(c.waitForSignal("PropertiesChanged", path: item) != nil, "the item's Locked was not announced")
-        #expect(eventually { f.daemonLog.contains("collection login locked: not used for 2s") }, "\(f.daemonLog)")
+        #expect(eventually { f.daemonLog.contains("collection login locked: not used for 3s") }, "\(f.daemonLog)")
         expectLocked(c, item, session)
     }
 
@@ -71,14 +71,21 @@ import Testing
         try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
         usleep(500_000)
         #expect(try !c.isLocked(SecretPath.login), "login locked on a screen lock although its settings say no")
+        // The control: the same file without login's section, read again at the next decision.
+        try "[every collection]\nlock-after-idle = 1s\n".write(toFile: f.settingsFile, atomically: true, encoding: .utf8)
+        try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
+        #expect(Self.lockTime(c, since: Date()) != nil, "the settings file is not read: \(f.daemonLog)")
     }
 
-    static func activateScreenSaver(on f: DaemonFixture, _ interface: String, active: Bool = true) throws {
-        let screensaver = try DBusConnection(address: f.bus.address)
-        defer { screensaver.close() }
+    /// Emits `ActiveChanged(active)` as the screensaver owning `interface` (as a bus name) does;
+    /// with `owningTheName` false, as an impostor.
+    static func activateScreenSaver(on f: DaemonFixture, _ interface: String, active: Bool = true, owningTheName: Bool = true) throws {
+        let impostor = owningTheName ? nil : try DBusConnection(address: f.bus.address)
+        defer { impostor?.close() }
+        let screensaver = try impostor ?? f.screensaver(interface)
         try screensaver.emitSignal(path: "/org/gnome/ScreenSaver", interface: interface, member: "ActiveChanged", arguments: [.boolean(active)])
         _ = try screensaver.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                                 member: "GetId")   // flushed before the connection goes
+                                 member: "GetId")   // sent before the call returns
     }
 
     @Test(arguments: ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"])
@@ -123,7 +130,7 @@ import Testing
         let f = try DaemonFixture(systemBus: logind.bus)
         defer { f.shutdown() }
         let c = f.client!
-        Thread.sleep(forTimeInterval: 0.5)   // cofferd asks for the sessions at start
+        #expect(eventually { logind.sessionsListed }, "cofferd did not ask logind for the sessions")
         // Another user's screen lock is not ours.
         try logind.lockSession("c7")
         usleep(500_000)
@@ -185,7 +192,11 @@ import Testing
         try impostor.emitSignal(path: FakeLogind.managerPath, interface: FakeLogind.manager, member: "PrepareForSleep", arguments: [.boolean(true)])
         try impostor.emitSignal(path: FakeLogind.path(ofSession: "c1"), interface: FakeLogind.session, member: "Lock")
         _ = try impostor.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId")
+        try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver", owningTheName: false)
         usleep(700_000)
-        #expect(try !f.client!.isLocked(SecretPath.login), "a signal not from logind's owner locked")
+        #expect(try !f.client!.isLocked(SecretPath.login), "a signal not from the owner of the name it claims locked")
+        // The control: the same signals from logind lock.
+        try logind.lockSession("c1")
+        #expect(Self.lockTime(f.client!, since: Date()) != nil, "logind's own Lock did not lock: \(f.daemonLog)")
     }
 }

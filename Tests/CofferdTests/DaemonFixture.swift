@@ -3,6 +3,7 @@ import DBusKit
 import Dispatch
 import Foundation
 import SecretServiceClient
+import Synchronization
 import Testing
 
 /// One test's world: a private bus, the built `cofferd` serving a fresh data directory on it,
@@ -169,8 +170,28 @@ final class DaemonFixture: @unchecked Sendable {
     /// Stops everything and removes the directory. Idempotent.
     func shutdown() {
         stopDaemon(grace: 5)
+        screensavers.withLock { all in
+            for connection in all.values { connection.close() }
+            all.removeAll()
+        }
         bus.stop()
         try? FileManager.default.removeItem(atPath: root)
+    }
+
+    // MARK: A screensaver
+
+    private let screensavers = Mutex<[String: DBusConnection]>([:])
+
+    /// A connection owning `name` (org.gnome.ScreenSaver, …) on this bus, as the screensaver
+    /// does, kept until shutdown (cofferd checks who owns the name a signal claims).
+    func screensaver(_ name: String) throws -> DBusConnection {
+        try screensavers.withLock { all in
+            if let existing = all[name] { return existing }
+            let connection = try DBusConnection(address: bus.address)
+            _ = try connection.requestName(name, flags: [.doNotQueue])
+            all[name] = connection
+            return connection
+        }
     }
 
     // MARK: FakePinentry

@@ -21,6 +21,11 @@ final class FakeLogind: @unchecked Sendable {
     private let sessions = Mutex<[String: UInt32]>([:])
     /// Our ends of the inhibitor pipes handed out (readable: EOF once the holder closed its end).
     private let inhibitors = Mutex<[FileDescriptor]>([])
+    /// How often `ListSessions` was called.
+    private let listings = Mutex(0)
+
+    /// Whether someone (cofferd, at start) has listed the sessions.
+    var sessionsListed: Bool { listings.withLock { $0 } > 0 }
 
     /// Starts the bus and the service with `sessions` (id → uid).
     init(sessions initial: [String: UInt32]) throws {
@@ -81,6 +86,7 @@ final class FakeLogind: @unchecked Sendable {
     }
 
     fileprivate func listSessions() -> DBusValue {
+        listings.withLock { $0 += 1 }
         let rows = sessions.withLock { $0 }.sorted { $0.key < $1.key }.map { id, uid -> DBusValue in
             .structure([.string(id), .uint32(uid), .string("user\(uid)"), .string("seat0"), .objectPath(Self.path(ofSession: id))])
         }

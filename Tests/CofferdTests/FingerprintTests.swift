@@ -45,14 +45,14 @@ struct FingerprintTests {
         #expect(try w.screenLockThenUnlock(), "\(w.f.daemonLog)")
         #expect(w.f.pinentryLogText.contains("Touch the fingerprint reader, or type the password."), "\(w.f.pinentryLogText)")
         #expect(eventually { w.fprintd.calls == ["Claim", "ListEnrolledFingers", "VerifyStart", "VerifyStop", "Release"] }, "\(w.fprintd.calls)")
-        // Used once: after the next lock by itself the key is kept again (the window is still on).
+        // Unlocked for real: the key opens the items.
         #expect(try w.f.client!.secretBytes(of: w.f.client!.quickItem(attributes: ["k": "v"], secret: "s"),
                                             session: w.f.client!.library.openSession()) == Array("s".utf8))
     }
 
     @Test func threeMismatchesLeaveThePassword() throws {
         let w = try World(reader: .scans(["verify-no-match", "verify-no-match", "verify-no-match"]),
-                          pinentry: ["AFTER 2 \(DaemonFixture.loginPassword)"])
+                          pinentry: ["AFTER 4 \(DaemonFixture.loginPassword)"])
         #expect(try w.screenLockThenUnlock(), "\(w.f.daemonLog)")
         let calls = w.fprintd.calls
         #expect(calls.filter { $0 == "VerifyStart" }.count == 3 && calls.last == "Release", "\(calls)")
@@ -70,7 +70,9 @@ struct FingerprintTests {
     @Test func anExplicitLockNeedsThePassword() throws {
         let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword])
         let c = w.f.client!
-        _ = try c.library.lock([SecretPath.login])
+        try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")   // a key kept …
+        #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
+        _ = try c.library.lock([SecretPath.login])   // … and wiped by an explicit lock
         let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
         let (dismissed, _) = try c.runPrompt(reply.prompt)
         #expect(!dismissed)
@@ -80,7 +82,7 @@ struct FingerprintTests {
 
     @Test func afterLogoutOnlyThePassword() throws {
         let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword])
-        Thread.sleep(forTimeInterval: 0.5)   // cofferd asks logind for the sessions at start
+        #expect(eventually { w.logind.sessionsListed })
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
         try w.logind.removeSession("c1")
@@ -93,13 +95,29 @@ struct FingerprintTests {
         #expect(w.fprintd.calls.isEmpty, "a finger was asked for after the last session ended: \(w.fprintd.calls)")
     }
 
+    @Test func sleepKeepsNoKey() throws {
+        let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword])
+        try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")   // a key kept …
+        #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
+        #expect(eventually { w.logind.inhibitorsHeld == 1 })
+        try w.logind.prepareForSleep(true)   // … and wiped before sleep: a hibernation image would hold it
+        #expect(eventually { w.logind.inhibitorsHeld == 0 })
+        try w.logind.prepareForSleep(false)
+        let c = w.f.client!
+        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
+        let (dismissed, _) = try c.runPrompt(reply.prompt)
+        #expect(!dismissed)
+        #expect(try !c.isLocked(SecretPath.login))
+        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after sleep: \(w.fprintd.calls)")
+    }
+
     @Test func pastTheWindowOnlyThePassword() throws {
         let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword],
-                          lockSettings: "[every collection]\nfingerprint-window = 2s\n")
+                          lockSettings: "[every collection]\nfingerprint-window = 3s\n")
         // Locked by itself within the window: the key is kept, and wiped when the window ends.
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
-        #expect(eventually(timeout: 5) { w.f.daemonLog.contains("its fingerprint window is over") }, "\(w.f.daemonLog)")
+        #expect(eventually(timeout: 8) { w.f.daemonLog.contains("its fingerprint window is over") }, "\(w.f.daemonLog)")
         let c = w.f.client!
         let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
         let (dismissed, _) = try c.runPrompt(reply.prompt)
@@ -107,7 +125,7 @@ struct FingerprintTests {
         #expect(try !c.isLocked(SecretPath.login))
         #expect(w.fprintd.calls.isEmpty, "\(w.fprintd.calls)")
         // Unlocked by the password again: a new window. Past it, a lock keeps nothing.
-        usleep(2_200_000)
+        usleep(3_200_000)
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(AutoLockTests.lockTime(c, since: Date()) != nil)
         #expect(!w.f.daemonLog.components(separatedBy: "\n").suffix(3).joined().contains("a fingerprint may unlock"), "\(w.f.daemonLog)")
