@@ -92,7 +92,10 @@ final class AutoLock: @unchecked Sendable {
         }
         if trigger == .sessionEnded || trigger == .sleep {
             // Never past logout or through sleep: also the keys kept by collections locked before.
-            for id in (try? server.keychain.collectionIDs()) ?? [] { server.keychain.forgetKeptKey(id) }
+            for id in (try? server.keychain.collectionIDs()) ?? [] where server.keychain.hasKeptKey(id) {
+                server.keychain.forgetKeptKey(id)
+                server.log("collection \(id): the key kept for a fingerprint was wiped: \(trigger)")
+            }
         }
         lock(targets, because: trigger)
     }

@@ -28,15 +28,26 @@ struct FingerprintTests {
             logind.stop()
         }
 
-        /// Locks login by itself (the screen locks), then asks to unlock it: the prompt's outcome.
+        /// Locks login by itself (the screen locks), then asks to unlock it: whether it was.
         func screenLockThenUnlock() throws -> Bool {
-            let c = f.client!
             try AutoLockTests.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
-            #expect(AutoLockTests.lockTime(c, since: Date()) != nil)
+            #expect(AutoLockTests.lockTime(f.client!, since: Date()) != nil)
+            return try unlock()
+        }
+
+        /// Asks to unlock login through a prompt: whether it was.
+        func unlock() throws -> Bool {
+            let c = f.client!
             let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
             let (dismissed, _) = try c.runPrompt(reply.prompt)
             let locked = try c.isLocked(SecretPath.login)
             return !dismissed && !locked
+        }
+
+        /// Unlocks login with the password alone: fprintd is never asked.
+        func expectPasswordOnly(_ why: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            #expect(try unlock(), sourceLocation: sourceLocation)
+            #expect(fprintd.calls.isEmpty, "a finger was asked for \(why): \(fprintd.calls)", sourceLocation: sourceLocation)
         }
     }
 
@@ -73,11 +84,7 @@ struct FingerprintTests {
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")   // a key kept …
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
         _ = try c.library.lock([SecretPath.login])   // … and wiped by an explicit lock
-        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
-        let (dismissed, _) = try c.runPrompt(reply.prompt)
-        #expect(!dismissed)
-        #expect(try !c.isLocked(SecretPath.login))
-        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after an explicit lock: \(w.fprintd.calls)")
+        try w.expectPasswordOnly("after an explicit lock")
     }
 
     @Test func afterLogoutOnlyThePassword() throws {
@@ -86,13 +93,8 @@ struct FingerprintTests {
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
         try w.logind.removeSession("c1")
-        usleep(500_000)
-        let c = w.f.client!
-        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
-        let (dismissed, _) = try c.runPrompt(reply.prompt)
-        #expect(!dismissed)
-        #expect(try !c.isLocked(SecretPath.login))
-        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after the last session ended: \(w.fprintd.calls)")
+        #expect(eventually { w.f.daemonLog.contains("kept for a fingerprint was wiped: the user's last login session ended") }, "\(w.f.daemonLog)")
+        try w.expectPasswordOnly("after the last session ended")
     }
 
     @Test func sleepKeepsNoKey() throws {
@@ -102,13 +104,9 @@ struct FingerprintTests {
         #expect(eventually { w.logind.inhibitorsHeld == 1 })
         try w.logind.prepareForSleep(true)   // … and wiped before sleep: a hibernation image would hold it
         #expect(eventually { w.logind.inhibitorsHeld == 0 })
+        #expect(eventually { w.f.daemonLog.contains("kept for a fingerprint was wiped: the system is going to sleep") }, "\(w.f.daemonLog)")
         try w.logind.prepareForSleep(false)
-        let c = w.f.client!
-        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
-        let (dismissed, _) = try c.runPrompt(reply.prompt)
-        #expect(!dismissed)
-        #expect(try !c.isLocked(SecretPath.login))
-        #expect(w.fprintd.calls.isEmpty, "a finger was asked for after sleep: \(w.fprintd.calls)")
+        try w.expectPasswordOnly("after sleep")
     }
 
     @Test func pastTheWindowOnlyThePassword() throws {
@@ -119,11 +117,7 @@ struct FingerprintTests {
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
         #expect(eventually(timeout: 8) { w.f.daemonLog.contains("its fingerprint window is over") }, "\(w.f.daemonLog)")
         let c = w.f.client!
-        let reply = try c.call(ServiceInterface.Unlock.self, .init(objects: [SecretPath.login]))
-        let (dismissed, _) = try c.runPrompt(reply.prompt)
-        #expect(!dismissed)
-        #expect(try !c.isLocked(SecretPath.login))
-        #expect(w.fprintd.calls.isEmpty, "\(w.fprintd.calls)")
+        try w.expectPasswordOnly("past the window")
         // Unlocked by the password again: a new window. Past it, a lock keeps nothing.
         usleep(3_200_000)
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
