@@ -145,7 +145,8 @@ struct Cofferd: ParsableCommand {
         let lockSettings = LockSettingsSource(file: LockConfigurationFile(path: LockConfigurationFile.defaultPath()), log: log)
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit,
                                   lockSettings: lockSettings.current, log: log)
-        let systemBus = Startup.systemBus(log: log)
+        let systemBusResult = Startup.systemBus()
+        let systemBus = try? systemBusResult.get()
         server.fingerprint = systemBus.map { Fprintd(system: $0.connection) }
         try server.start()
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
@@ -153,6 +154,7 @@ struct Cofferd: ParsableCommand {
         try lockTriggers.start()
         // Last: a client that finds the name finds everything served and watched.
         try Startup.claimName(on: connection, replace: replace, log: log)
+        if case .failure(let error) = systemBusResult { log(Startup.noSystemBus(error)) }
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
         readiness?.ready(logSocket: logSocket)
         withExtendedLifetime(lockTriggers) { connection.run() }

@@ -95,15 +95,15 @@ enum Startup {
         log("the password of \(id) was stored with a trailing newline by an older cofferd; it no longer has one, so coffer can type it")
     }
 
-    /// The system bus with its loop running on a thread of its own (logind's signals come
-    /// from it), or nil, logged, where there is none (a container).
-    static func systemBus(log: (String) -> Void) -> LoopThread? {
-        do {
-            return LoopThread(try DBusConnection.systemBus())
-        } catch {
-            log("no system bus (\(error.message)): screen locks, suspend and logout will not lock collections; idle time still does")
-            return nil
-        }
+    /// The system bus with its loop running on a thread of its own (logind's and fprintd's
+    /// signals come from it), or why there is none (a container), for the log.
+    static func systemBus() -> Result<LoopThread, DBusError> {
+        Result { () throws(DBusError) in LoopThread(try DBusConnection.systemBus()) }
+    }
+
+    /// What the log says when there is no system bus.
+    static func noSystemBus(_ error: DBusError) -> String {
+        "no system bus (\(error.message)): screen locks, suspend and logout will not lock collections, and no fingerprint unlocks them; idle time still locks"
     }
 
     /// Owns the bus name, or explains who does and what to do.

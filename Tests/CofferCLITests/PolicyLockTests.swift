@@ -4,7 +4,7 @@ import Testing
 
 /// `coffer policy --lock-after-idle …`: when collections lock by themselves, written to the
 /// settings file (no password), shown by `coffer policy`.
-@Suite(.timeLimit(.minutes(2))) struct PolicyLockTests {
+@Suite(.timeLimit(.minutes(5))) struct PolicyLockTests {
     func settings(_ f: CLIFixture) -> String? {
         try? String(contentsOfFile: f.home + "/.config/coffer/coffer.conf", encoding: .utf8)
     }
