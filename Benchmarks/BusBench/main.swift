@@ -9,6 +9,10 @@
 // release build:
 //
 //   swift build -c release && .build/release/coffer-bus-bench [--sizes 1000,10000] [--samples 100]
+//
+// With --clients N, also N writer processes creating items at once against one writer alone
+// (aggregate creates per second, latency p50/p99, and the CPU share of the provider and of
+// dbus-daemon, which is single-threaded).
 import CofferCore
 import CofferCrypto
 import CofferTestSupport
@@ -36,6 +40,10 @@ struct Options {
     /// Another cofferd (e.g. built from an earlier commit), measured in the same run as
     /// "coffer (baseline)", with the ratio of each read to it.
     var baseline: String?
+    /// Writer processes creating items at once (none: no concurrency measurement).
+    var clients: Int?
+    /// Items each of them creates.
+    var perClient = 100
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -46,6 +54,8 @@ struct Options {
             case "--fill-budget": fillBudget = TimeInterval(iterator.next() ?? "") ?? fillBudget
             case "--keyring-sizes": keyringSizes = (iterator.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--only": only = Set((iterator.next() ?? "").split(separator: ";").map(String.init))
+            case "--clients": clients = Int(iterator.next() ?? "") ?? 0
+            case "--per-client": perClient = Int(iterator.next() ?? "") ?? 0
             case "--baseline-cofferd":
                 guard let path = iterator.next() else { Self.usage() }
                 baseline = path
@@ -58,7 +68,7 @@ struct Options {
             default: Self.usage()
             }
         }
-        if (sizes + (keyringSizes ?? [])).contains(where: { $0 < 100 }) || samples < 1 { Self.usage() }
+        if (sizes + (keyringSizes ?? [])).contains(where: { $0 < 100 }) || samples < 1 || (clients ?? 2) < 2 || perClient < 1 { Self.usage() }
     }
 
     static func usage() -> Never {
@@ -67,6 +77,7 @@ struct Options {
                                     [--keyring-collection login|session] [--samples 100] [--fill-budget SECONDS]
                                     [--only 'CreateItem;SearchItems hit;...' (Delete needs CreateItem)]
                                     [--baseline-cofferd PATH (another cofferd, measured beside this one)]
+                                    [--clients 32 [--per-client 100] (writer processes creating at once)]
             """)
         exit(2)
     }
@@ -264,10 +275,26 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
             precondition(!lookup.wait(timeout: 30).stdout.isEmpty)
         }
     }
+    if let clients = options.clients {
+        var next = size * 10
+        for count in [1, clients] {
+            let outcome = try ConcurrentWriters.measure(address: bus.address, collection: provider.collection, clients: count,
+                                                        perClient: options.perClient, firstIndex: next, environment: environment,
+                                                        watching: pids)
+            next += count * options.perClient
+            concurrency[provider.name + " N=\(size)", default: []].append(outcome)
+        }
+    }
     result["daemon RSS (KiB)"] = Timing(wall: residentKiB(daemon.pid), cpu: [])
     return result
 }
 
+/// Per column, one writer alone then `--clients` writers at once.
+nonisolated(unsafe) var concurrency: [String: [ConcurrentWriters.Result]] = [:]
+
+if CommandLine.arguments.dropFirst().first == "--writer" {
+    try ConcurrentWriters.runWriter(Array(CommandLine.arguments.dropFirst(2)))
+}
 let options = Options(CommandLine.arguments)
 var providers: [Provider] = []
 if let cofferd = Executables.built("cofferd") {
@@ -355,5 +382,19 @@ if options.baseline != nil {
             print(String(format: "  N=%-6d %-24@ %8.1f vs %8.1f  %.2f×  %@", size, operation as NSString, ours, theirs, ratio,
                          (ratio <= 1.10 ? "holds" : "does not hold") as NSString))
         }
+    }
+}
+
+if options.clients != nil {
+    print("writers creating at once (each its own process and connection)")
+    for column in order {
+        guard let results = concurrency[column], let one = results.first, let many = results.last else { continue }
+        for r in results {
+            print(String(format: "  %-28@ %3d client(s): %7.0f creates/s  p50 %7.0f µs  p99 %7.0f µs  provider %.2f cores, dbus-daemon %.2f cores",
+                         column as NSString, r.clients, r.createsPerSecond, r.p50, r.p99, r.cpuShare.first ?? 0, r.cpuShare.last ?? 0))
+        }
+        let ratio = many.createsPerSecond / max(one.createsPerSecond, 0.001)
+        print(String(format: "  %-28@ %d clients / 1: %.2f× (target ≥ 3×: %@)", column as NSString, many.clients, ratio,
+                     (ratio >= 3 ? "holds" : "does not hold") as NSString))
     }
 }

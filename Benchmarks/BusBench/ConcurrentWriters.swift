@@ -1,0 +1,94 @@
+import CofferCrypto
+import CofferTestSupport
+import DBusKit
+import Foundation
+import SecretServiceClient
+
+/// `--clients N`: N writer processes, each with its own connection and session, create items
+/// at once; the aggregate creates per second and the latency percentiles, against one writer
+/// alone in the same run. A writer is this program again (`--writer`), so each client is a
+/// process of its own as applications are.
+enum ConcurrentWriters {
+    /// Monotonic nanoseconds: comparable between processes on this machine.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// The writer process: `--writer ADDRESS COLLECTION COUNT FIRST GOFILE`. Says `ready`, waits
+    /// for GOFILE to exist, creates COUNT items, then prints `span START END` and one latency
+    /// (µs) per line.
+    static func runWriter(_ arguments: [String]) throws -> Never {
+        guard arguments.count == 5, let collection = ObjectPath(validating: arguments[1]), let count = Int(arguments[2]),
+              let first = Int(arguments[3]) else { Options.usage() }
+        let client = try Client(address: arguments[0], collection: collection)
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        while !FileManager.default.fileExists(atPath: arguments[4]) { usleep(500) }
+        var latencies: [UInt64] = []
+        let start = now()
+        for n in first..<(first + count) {
+            let before = now()
+            try client.createItem(n, label: "Concurrent")
+            latencies.append((now() - before) / 1000)
+        }
+        let end = now()
+        let report = (["span \(start) \(end)"] + latencies.map(String.init)).joined(separator: "\n") + "\n"
+        FileHandle.standardOutput.write(Data(report.utf8))
+        exit(0)
+    }
+
+    /// What N writers achieved together.
+    struct Result {
+        var clients: Int
+        var createsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        /// The CPU each watched process (provider, dbus-daemon) used meanwhile, in cores.
+        var cpuShare: [Double]
+    }
+
+    /// Starts `clients` writers of `perClient` items each on the bus at `address` and lets them
+    /// go at once.
+    static func measure(address: String, collection: ObjectPath, clients: Int, perClient: Int, firstIndex: Int,
+                        environment: [String: String], watching pids: [pid_t]) throws -> Result {
+        let go = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-go-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: go) }
+        guard let me = Executables.built("coffer-bus-bench") else { throw BenchError("coffer-bus-bench is not built") }
+        let writers = try (0..<clients).map { k in
+            try ChildProcess(me, arguments: ["--writer", address, collection.rawValue, "\(perClient)", "\(firstIndex + k * perClient)", go],
+                             environment: environment)
+        }
+        for writer in writers where !writer.waitForStdout(timeout: 60, until: { $0.contains("ready") }) {
+            throw BenchError("a writer did not start: \(writer.stderr)")
+        }
+        let cpuBefore = pids.map(cpuNanoseconds)
+        FileManager.default.createFile(atPath: go, contents: nil)
+        var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = []
+        for writer in writers {
+            let result = writer.wait(timeout: 600)
+            guard result.exitCode == 0 else { throw BenchError("a writer failed: \(result)") }
+            for line in result.stdout.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.first == "span", fields.count == 3, let start = UInt64(fields[1]), let end = UInt64(fields[2]) {
+                    starts.append(start)
+                    ends.append(end)
+                } else if let latency = Double(line) {
+                    latencies.append(latency)
+                }
+            }
+        }
+        let cpuAfter = pids.map(cpuNanoseconds)
+        latencies.sort()
+        guard let start = starts.min(), let end = ends.max(), !latencies.isEmpty else { throw BenchError("the writers reported nothing") }
+        let nanoseconds = Double(end - start)
+        return Result(clients: clients, createsPerSecond: Double(latencies.count) / (nanoseconds / 1e9),
+                      p50: latencies[latencies.count / 2], p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+                      cpuShare: zip(cpuBefore, cpuAfter).map { ($1 - $0) / nanoseconds })
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
