@@ -72,9 +72,15 @@ final class AutoLock: @unchecked Sendable {
     /// A secret of `id` was read or written, or it was unlocked: its idle time starts again.
     func used(_ id: CollectionID) {
         let now = ContinuousClock.now
-        lastUse[id] = now
+        // Tracked already (and so in the timer's reckoning): a use only moves its deadline later.
+        guard lastUse.updateValue(now, forKey: id) == nil || timer == nil else { return }
         let idle = settings().settings(for: id).idleSeconds.map { now + .seconds($0) }
         if timer == nil || idle.map({ $0 < timer!.deadline }) == true { schedule() }
+    }
+
+    /// `id` locked (by anyone): its idle time is no longer counted.
+    func locked(_ id: CollectionID) {
+        lastUse[id] = nil
     }
 
     /// Locks every unlocked collection whose settings say to on `trigger` (all of them when the

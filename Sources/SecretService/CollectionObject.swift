@@ -81,7 +81,7 @@ struct CollectionObject: DBusObject {
             return .init(item: SecretPath.none, prompt: prompt)
         }
         let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: input.replace ? .replace : .allow)
-        server.auditWrite(.write, of: reference, by: caller, detail: isNew ? "created" : "replaced")
+        server.auditWrite(.write, of: reference, by: caller, detail: isNew ? "created" : "replaced", label: item.label)
         server.itemsChanged(in: id, isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
         return .init(item: SecretPath.item(reference), prompt: SecretPath.none)
     }

@@ -127,7 +127,8 @@ final class Prompt: @unchecked Sendable {
             server.collectionsChanged()
         }
         if let (reference, isNew) = outcome.item {
-            server.auditWrite(.write, of: reference, by: owner, detail: isNew ? "created" : "replaced")
+            let label: String? = if case .createItem(_, let item, _) = action { item.label } else { nil }
+            server.auditWrite(.write, of: reference, by: owner, detail: isNew ? "created" : "replaced", label: label)
             server.itemsChanged(in: reference.collection, isNew ? CollectionInterface.Signal.itemCreated : CollectionInterface.Signal.itemChanged,
                                 reference)
         }

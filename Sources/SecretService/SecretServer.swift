@@ -307,9 +307,11 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     }
 
     /// Records a change to an item by `client`.
-    func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by client: String, detail: String? = nil) {
+    /// `label`: the item's, when the caller has it (else it is read back).
+    func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by client: String, detail: String? = nil,
+                    label knownLabel: String? = nil) {
         autoLock.used(reference.collection)
-        let label = try? keychain.metadata(of: reference).label
+        let label = knownLabel ?? (try? keychain.metadata(of: reference).label)
         audit(by: client) { application in
             AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
                        item: reference.item, label: label, detail: detail)
@@ -376,7 +378,9 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     func lockStateChanged(_ id: CollectionID, byFingerprint: Bool = false) {
         let path = SecretPath.collection(id)
         let locked = (try? keychain.info(id).isLocked) ?? true
-        if !locked {
+        if locked {
+            autoLock.locked(id)
+        } else {
             if !byFingerprint { autoLock.unlockedWithPassword(id) }
             autoLock.used(id)
         }
