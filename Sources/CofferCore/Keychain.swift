@@ -355,6 +355,22 @@ public final class Keychain: Sendable {
         }
     }
 
+    /// Applies `changes` to the unlocked collection `id` in one atomic, durable commit (one
+    /// append, its disk flushes shared by all of them); returns the item each touched, in order.
+    /// Each change is checked as `insert`, `update` and `delete` check it.
+    public func commit(_ changes: [ItemChange], in id: CollectionID) throws(CofferError) -> [ChangedItem] {
+        for change in changes {
+            switch change {
+            case .insert(let item, _): try item.validate()
+            case .update(_, let itemChanges): try itemChanges.validate()
+            case .remove: break
+            }
+        }
+        let backend = try collection(id)
+        guard !backend.isLocked else { throw .locked(backend.id.rawValue) }
+        return try backend.commit(changes)
+    }
+
     public func update(_ reference: ItemReference, with changes: ItemChanges) throws(CofferError) {
         try changes.validate()
         _ = try unlockedBackend(of: reference).commit([.update(reference.item, changes)])

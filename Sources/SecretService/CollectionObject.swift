@@ -22,7 +22,7 @@ struct CollectionObject: DBusObject {
             // The new item records the application that created it.
             object.server.gate.application(of: call.sender) { identified in
                 do {
-                    call.reply(try object.createItem(input, caller: call.sender, creator: identified?.application))
+                    try object.createItem(input, call: call, creator: identified?.application)
                 } catch {
                     call.fail(error)
                 }
@@ -64,8 +64,9 @@ struct CollectionObject: DBusObject {
         return .init(prompt: SecretPath.none)
     }
 
-    private func createItem(_ input: Collection.CreateItem.Input, caller: String,
-                            creator: Application?) throws -> Collection.CreateItem.Output {
+    /// Answers `call` once the item is durable (or a prompt must unlock the collection first).
+    private func createItem(_ input: Collection.CreateItem.Input, call: MethodCall, creator: Application?) throws {
+        let caller = call.sender
         var attributes = input.properties.attributes ?? [:]
         if let type = input.properties.type, attributes[ItemClass.schemaAttribute] == nil {
             attributes[ItemClass.schemaAttribute] = type
@@ -78,11 +79,19 @@ struct CollectionObject: DBusObject {
         if try server.keychain.collection(id).isLocked {
             // As oo7: a prompt that unlocks the collection, then stores the item.
             let prompt = try server.makePrompt(owner: caller, action: .createItem(id, item, replace: input.replace))
-            return .init(item: SecretPath.none, prompt: prompt)
+            return call.reply(Collection.CreateItem.Output(item: SecretPath.none, prompt: prompt))
         }
-        let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: input.replace ? .replace : .allow)
-        server.auditWrite(.write, of: reference, by: caller, detail: isNew ? "created" : "replaced", label: item.label)
-        server.itemsChanged(in: id, isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
-        return .init(item: SecretPath.item(reference), prompt: SecretPath.none)
+        let (server, id) = (self.server, self.id)
+        server.write(.insert(item, onDuplicate: input.replace ? .replace : .allow), in: id) { outcome in
+            switch outcome {
+            case .success(let changed):
+                let reference = ItemReference(collection: id, item: changed.id)
+                call.reply(Collection.CreateItem.Output(item: SecretPath.item(reference), prompt: SecretPath.none))
+                server.auditWrite(.write, of: reference, by: caller, detail: changed.isNew ? "created" : "replaced", label: item.label)
+                server.itemsChanged(in: id, changed.isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
+            case .failure(let error):
+                call.fail(error)
+            }
+        }
     }
 }

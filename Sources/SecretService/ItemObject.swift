@@ -14,15 +14,23 @@ struct ItemObject: DBusObject {
     typealias Item = ItemInterface
 
     static let methods = MethodTable<ItemObject>()
-        .on(Item.Delete.self) { object, _, call in
-            let label = try? object.server.keychain.metadata(of: object.reference).label
-            try object.server.keychain.delete(object.reference)
-            object.server.audit(by: call.sender) { [reference = object.reference] application in
-                AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
-                           item: reference.item, label: label)
+        .deferring(Item.Delete.self) { object, _, call in
+            let (server, reference) = (object.server, object.reference)
+            let label = try? server.keychain.metadata(of: reference).label
+            server.write(.remove(reference.item), in: reference.collection) { outcome in
+                do {
+                    _ = try outcome.get()
+                    call.reply(Item.Delete.Output(prompt: SecretPath.none))
+                    server.audit(by: call.sender) { application in
+                        AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
+                                   item: reference.item, label: label)
+                    }
+                    server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemDeleted, reference)
+                } catch {
+                    call.fail(error)
+                }
             }
-            object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemDeleted, object.reference)
-            return .init(prompt: SecretPath.none)
+            return .deferred
         }
         .deferring(Item.GetSecret.self) { object, input, call in
             let (server, reference, sessionPath) = (object.server, object.reference, input.session)
@@ -42,12 +50,20 @@ struct ItemObject: DBusObject {
             }
             return .deferred
         }
-        .on(Item.SetSecret.self) { object, input, call in
-            let secret = try object.server.secret(from: input.secret, for: call.sender)
-            try object.server.keychain.update(object.reference, with: ItemChanges(secret: secret))
-            object.server.auditWrite(.write, of: object.reference, by: call.sender, detail: "secret changed")
-            object.server.itemsChanged(in: object.reference.collection, CollectionInterface.Signal.itemChanged, object.reference)
-            return NoArguments()
+        .deferring(Item.SetSecret.self) { object, input, call in
+            let (server, reference) = (object.server, object.reference)
+            let secret = try server.secret(from: input.secret, for: call.sender)
+            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection) { outcome in
+                do {
+                    _ = try outcome.get()
+                    call.reply(NoArguments())
+                    server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed")
+                    server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .deferred
         }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {

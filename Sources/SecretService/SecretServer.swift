@@ -31,6 +31,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     private var sessionClock: UInt64 = 0
     var prompts: [UInt64: Prompt] = [:]
     private var nextPrompt: UInt64 = 1
+    /// One writer per collection written to (see `CollectionWriter`).
+    private var writers: [CollectionID: CollectionWriter] = [:]
     private var tokens: [HandlerToken] = []
 
     /// How many sessions one client (unique bus name) may hold open; opening one more closes
@@ -297,6 +299,17 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
             }
         }
         return .deferred
+    }
+
+    // MARK: Writes
+
+    /// Commits `change` to collection `id` off the loop, batched with other clients' changes;
+    /// `then` runs on the loop thread once the outcome is durable (or failed).
+    func write(_ change: ItemChange, in id: CollectionID, then: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void) {
+        let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
+        writers[id] = writer
+        let connection = self.connection
+        writer.submit(change) { outcome in connection.post { then(outcome) } }
     }
 
     // MARK: The audit log

@@ -1,0 +1,87 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Dispatch
+import Foundation
+@testable import SecretService
+import Synchronization
+import Testing
+
+/// Writes from many clients at once: batched into shared commits, each with its own outcome,
+/// in the order they came, and durable when announced.
+struct CollectionWriterTests {
+    final class Store {
+        let directory = NSTemporaryDirectory() + "writer-" + UUID().uuidString
+        let keychain: Keychain
+        let id = CollectionID("work")!
+
+        init() throws {
+            keychain = Keychain(provider: try FileStore(directory: directory, kdf: .testing, warn: { _ in }))
+            try keychain.createCollection(label: "Work", id: id, password: SecureBytes(Array("pw".utf8)))
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+        func item(_ n: Int, attributes: Attributes? = nil) throws -> NewItem {
+            NewItem(label: "item \(n)", attributes: attributes ?? ["n": "\(n)"], secret: Secret(bytes: try SecureBytes(Array("s\(n)".utf8))))
+        }
+    }
+
+    /// Submits `changes` at once and waits for every outcome, in submission order.
+    func submitAll(_ writer: CollectionWriter, _ changes: [ItemChange]) -> [Result<ChangedItem, CofferError>] {
+        let outcomes = Mutex([Int: Result<ChangedItem, CofferError>]())
+        let group = DispatchGroup()
+        for (index, change) in changes.enumerated() {
+            group.enter()
+            writer.submit(change) { outcome in
+                outcomes.withLock { $0[index] = outcome }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        return (0..<changes.count).compactMap { index in outcomes.withLock { $0[index] } }
+    }
+
+    @Test func manyAtOnceEachGetsItsOwnOutcomeInOrder() throws {
+        let store = try Store()
+        let writer = CollectionWriter(keychain: store.keychain, collection: store.id)
+        let same: Attributes = ["service": "same"]
+        var changes: [ItemChange] = try (0..<40).map { .insert(try store.item($0), onDuplicate: .fail) }
+        changes += [.insert(try store.item(100, attributes: same), onDuplicate: .replace),
+                    .insert(try store.item(101, attributes: same), onDuplicate: .replace),   // replaces the one before
+                    .update(999_999, ItemChanges(label: "missing")),                          // fails alone
+                    .insert(try store.item(0), onDuplicate: .fail)]                           // a duplicate of item 0
+        let outcomes = submitAll(writer, changes)
+        #expect(outcomes.count == changes.count)
+        let created = outcomes.prefix(40).compactMap { try? $0.get() }
+        #expect(created.count == 40 && Set(created.map(\.id)).count == 40 && created.allSatisfy(\.isNew))
+        let first = try outcomes[40].get(), second = try outcomes[41].get()
+        #expect(first.isNew && !second.isNew && first.id == second.id)
+        #expect(throws: CofferError.itemNotFound) { try outcomes[42].get() }
+        #expect(throws: CofferError.self) { try outcomes[43].get() }
+        // Durable and whole for another reader of the files.
+        let other = Keychain(provider: try FileStore(directory: store.directory, kdf: .testing, warn: { _ in }))
+        try other.unlock(store.id, password: SecureBytes(Array("pw".utf8)))
+        #expect(try other.search(Query(collection: store.id)).count == 41)
+        #expect(try other.metadata(of: ItemReference(collection: store.id, item: second.id)).label == "item 101")
+    }
+
+    @Test func changesThatInteractAreNeverInOneCommit() throws {
+        let a = NewItem(label: "a", attributes: ["k": "1"], secret: Secret(bytes: try SecureBytes([1])))
+        let b = NewItem(label: "b", attributes: ["k": "2"], secret: Secret(bytes: try SecureBytes([2])))
+        #expect(!CollectionWriter.interact(.insert(a, onDuplicate: .replace), .insert(b, onDuplicate: .replace)))
+        #expect(CollectionWriter.interact(.insert(a, onDuplicate: .replace), .insert(a, onDuplicate: .allow)))
+        #expect(CollectionWriter.interact(.insert(a, onDuplicate: .replace), .remove(3)))
+        #expect(CollectionWriter.interact(.update(3, ItemChanges(label: "x")), .remove(3)))
+        #expect(!CollectionWriter.interact(.update(3, ItemChanges(label: "x")), .remove(4)))
+    }
+
+    @Test func aLockedCollectionRefusesEveryChange() throws {
+        let store = try Store()
+        try store.keychain.lock(store.id)
+        let writer = CollectionWriter(keychain: store.keychain, collection: store.id)
+        let outcomes = submitAll(writer, try (0..<3).map { .insert(try store.item($0), onDuplicate: .allow) })
+        #expect(outcomes.count == 3)
+        for outcome in outcomes { #expect(throws: CofferError.locked("work")) { try outcome.get() } }
+    }
+}
