@@ -24,7 +24,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     let path: String
     let directory: String
     /// Argon2id parameters for a password change (new collections get them at creation).
-    private let kdf: Argon2Parameters
+    let kdf: Argon2Parameters
     let warn: @Sendable (String) -> Void
     private let watch: DirectoryWatch
     private let fileName: String
@@ -49,7 +49,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var mark: DirectoryWatch.Mark
     }
 
-    private let state: Mutex<State>
+    /// Reached only through `withLock` (and `withFreshState`, `withWriteLock`).
+    let state: Mutex<State>
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
     init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
@@ -225,71 +226,6 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             for item in touched { s.metadataCache[item.id] = nil }
             compactIfWorthIt(&s)
             return touched
-        }
-    }
-
-    // MARK: Locking
-
-    public func lock() {
-        lock(keepingKey: false)
-    }
-
-    /// Locks; with `keepingKey`, the key is kept aside for `unlockWithKeptKey` (without, a key
-    /// kept before is wiped too).
-    public func lock(keepingKey: Bool) {
-        state.withLock { s in
-            s.keptKey = keepingKey ? (s.dataKey ?? s.keptKey) : nil
-            s.dataKey = nil
-            s.metadataCache = [:]
-        }
-    }
-
-    public var hasKeptKey: Bool { state.withLock { $0.keptKey != nil } }
-
-    /// Unlocks with the key `lock(keepingKey: true)` kept, checked against the file as a
-    /// password's would be; false when none is kept. The kept key is gone either way.
-    public func unlockWithKeptKey() throws(CofferError) -> Bool {
-        try withFreshState { s throws(CofferError) in
-            guard let key = s.keptKey else { return false }
-            s.keptKey = nil
-            try s.log.verify(with: key, items: false)
-            s.dataKey = key
-            return true
-        }
-    }
-
-    public func forgetKeptKey() {
-        state.withLock { $0.keptKey = nil }
-    }
-
-    public func unlock(password: SecureBytes) throws(CofferError) {
-        _ = try unlock(anyOf: [password])
-    }
-
-    /// Unlocks with the first of `passwords` that opens the collection and returns its position;
-    /// wrong ones count as one wrong password for the throttle (see `UnlockThrottle`), and none
-    /// is checked while the throttle says to wait.
-    public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
-        let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let (key, position) = try openDataKey(header, anyOf: passwords)   // slow: outside the state lock
-        try state.withLock { s throws(CofferError) in
-            guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
-            try s.log.verify(with: key, items: false)
-            s.dataKey = key
-        }
-        return position
-    }
-
-
-    public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
-        let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let (key, _) = try openDataKey(header, anyOf: [old])
-        let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
-                                                 dataKey: key.bytes, password: new, kdf: kdf)
-        try withWriteLock { s throws(CofferError) in
-            guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
-            try compact(&s, header: replacement, key: key)
-            s.keptKey = nil   // a new password: the next unlock needs it
         }
     }
 

@@ -104,6 +104,7 @@ final class AutoLock: @unchecked Sendable {
             }
         }
         lock(targets, because: trigger)
+        schedule()   // a kept key's window may end before the next timer
     }
 
     /// Locks the collections idle for their idle time; sets the timer for the next.
@@ -139,7 +140,6 @@ final class AutoLock: @unchecked Sendable {
             server.lockCollection(id, because: trigger.description, keepingKey: keep)
             lastUse[id] = nil
         }
-        schedule()   // a kept key's window may end before the next timer
         // Away from the screen, or asleep: nobody is at the dialogs. Idle: someone may be.
         if case .idle = trigger { return }
         server.dismissPromptsAndDialogs()

@@ -63,7 +63,7 @@ public final class Fprintd: FingerprintReader {
                 try verification.start()
             } catch {
                 _ = verification.stop()   // no handler, match rule or claim left behind
-                throw error
+                return .failure(FingerprintUnavailable("the fingerprint reader did not start verifying (\(error.message))"))
             }
             return .success(verification)
         } catch {
