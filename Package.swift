@@ -100,7 +100,7 @@ let package = Package(
         .executableTarget(name: "coffer-torture", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
                                                                "CofferCrypto", "DBusKit", "CofferTestSupport"],
                           path: "Tests/Tools/BusTorture"),
-        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
+        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "CofferTestSupport"]),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),

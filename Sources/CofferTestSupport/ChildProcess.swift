@@ -6,11 +6,13 @@ import SystemKit
 public enum ChildProcessError: Error, CustomStringConvertible {
     case notFound(String)
     case timedOut(String)
+    case failed(String)
 
     public var description: String {
         switch self {
         case .notFound(let what): return "not found: \(what)"
         case .timedOut(let what): return "timed out: \(what)"
+        case .failed(let what): return "failed: \(what)"
         }
     }
 }

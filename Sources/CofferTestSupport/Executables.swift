@@ -21,12 +21,12 @@ public enum Executables {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Path of `name` found in `PATH` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`), or nil.
     /// This test process's executable, as the service identifies it (the test bundle).
     public static var thisProcess: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
+    /// Path of `name` found in `PATH` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`), or nil.
     public static func inPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for dir in path.split(separator: ":") {
@@ -40,5 +40,27 @@ public enum Executables {
     public static func resolve(_ name: String) -> String? {
         if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
         return built(name) ?? inPath(name)
+    }
+
+    /// Copies the program at `source` to `target` in a child process, so that the copy can be
+    /// run at once.
+    ///
+    /// Writing it from this process would not do: while the file is open for writing here, a
+    /// child another test starts at that moment holds the descriptor too until it closes its
+    /// descriptors, and running the copy meanwhile fails with ETXTBSY ("Text file busy").
+    public static func copy(_ source: String, to target: String) throws {
+        try shell("cp -- \"$1\" \"$2\"", source, target)
+    }
+
+    /// Appends one zero byte to the program at `path` (still a program that runs, no longer
+    /// the same file), in a child process, for the reason `copy(_:to:)` gives.
+    public static func appendZeroByte(to path: String) throws {
+        try shell("printf '\\0' >> \"$1\"", path)
+    }
+
+    private static func shell(_ script: String, _ arguments: String...) throws {
+        let result = try ChildProcess("/bin/sh", arguments: ["-c", script, "sh"] + arguments, environment: ["PATH": "/usr/bin:/bin"])
+            .wait(timeout: 30)
+        guard result.succeeded else { throw ChildProcessError.failed("sh -c \(script): \(result)") }
     }
 }

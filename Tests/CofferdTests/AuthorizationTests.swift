@@ -21,7 +21,7 @@ import Testing
             f = try DaemonFixture(pinentry: pinentry, pinentryProgram: pinentryProgram)
             otherTool = f.root + "/bin/other-secret-tool"
             try FileManager.default.createDirectory(atPath: f.root + "/bin", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: try #require(Executables.inPath("secret-tool")), toPath: otherTool)
+            try Executables.copy(try #require(Executables.inPath("secret-tool")), to: otherTool)
         }
 
         /// `program lookup attributes…`, as secret-tool's command line.
@@ -217,10 +217,7 @@ import Testing
         try w.coffer(["access", "grant", w.otherTool, "--same-binary"])
         #expect(try w.lookup(with: w.otherTool).stdout == "s3cret")
         // One more byte at the end: still a working program, no longer the same file.
-        let handle = try #require(FileHandle(forWritingAtPath: w.otherTool))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: [0])
-        try handle.close()
+        try Executables.appendZeroByte(to: w.otherTool)
         let changed = try w.lookup(with: w.otherTool)
         #expect(changed.exitCode != 0 && changed.stdout.isEmpty, "\(changed)")
         #expect(w.dialogs == 0)

@@ -66,7 +66,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let copy = directory + "/my-client"
-        try FileManager.default.copyItem(atPath: Self.dbusSend, toPath: copy)
+        try Executables.copy(Self.dbusSend, to: copy)
 
         let copied = try identified(by: server, running: copy)
         #expect(copied?.application == "exe:" + Self.resolved(copy))
@@ -74,7 +74,7 @@ import Testing
         #expect(copied?.digest == (try Self.sha256Hex(ofFile: Self.dbusSend)))   // the same bytes
         // Replaced while nothing runs it (by the same bytes): another file, read anew.
         try FileSystem.remove(copy)
-        try FileManager.default.copyItem(atPath: Self.dbusSend, toPath: copy)
+        try Executables.copy(Self.dbusSend, to: copy)
         _ = try identified(by: server, running: copy)
         #expect(server.identifier.digests.readCount == 2)
     }

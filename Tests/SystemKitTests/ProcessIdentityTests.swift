@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 @testable import SystemKit
 import Testing
@@ -87,7 +88,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let copy = directory.path + "/" + name
-        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: copy)
+        try Executables.copy("/bin/sleep", to: copy)
         let sleep = try start(copy, ["30"])
         defer { stop(sleep) }
         let original = try ProcessIdentity.read(processID: sleep.pid)
@@ -100,7 +101,7 @@ import Testing
         #expect(deleted.executable.isReplaced)
         #expect(deleted.executable.isSameFile(as: original.executable.file))   // (its link count, so its ctime, changed)
 
-        try FileManager.default.copyItem(atPath: "/bin/true", toPath: copy)   // another program at the same path
+        try Executables.copy("/bin/true", to: copy)   // another program at the same path
         let replaced = try ProcessIdentity.read(processID: sleep.pid)
         #expect(replaced.executable.path == original.executable.path)
         #expect(replaced.executable.isReplaced)
