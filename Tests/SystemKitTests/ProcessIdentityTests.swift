@@ -50,7 +50,7 @@ import Testing
     @Test func aChosenArgv0OrCommandNameChangesNothing() throws {
         let disguised = try start("/bin/bash", ["-c", "exec -a /usr/bin/gnome-keyring-daemon /bin/sleep 30"])
         defer { stop(disguised) }
-        let ready = Date().addingTimeInterval(5)
+        let ready = Date().addingTimeInterval(30)
         while ProcessControl.executable(of: disguised.pid) != resolved("/bin/sleep"), Date() < ready { usleep(5_000) }
         let cmdline = try FileSystem.contents(of: "/proc/\(disguised.pid)/cmdline")
         #expect(String(decoding: cmdline, as: UTF8.self).hasPrefix("/usr/bin/gnome-keyring-daemon\0"))
@@ -69,7 +69,7 @@ import Testing
     @Test func aZombieIsGone() throws {
         let zombie = try start("/bin/true")
         defer { _ = zombie.wait(timeout: .seconds(5)) }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         var state: Character?
         repeat {
             let text = (try? FileSystem.contents(of: "/proc/\(zombie.pid)/stat")).map { String(decoding: $0, as: UTF8.self) }
