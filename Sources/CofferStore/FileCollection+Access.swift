@@ -9,7 +9,7 @@ extension FileCollection {
     }
 
     public func updateAccess(_ change: (inout CollectionAccess) throws(CofferError) -> Void) throws(CofferError) -> CollectionAccess {
-        try withWriteLock { s throws(CofferError) in
+        try withAppend { s throws(CofferError) in
             var access = try access(in: &s)
             try change(&access)
             // Grants of items deleted since, and expired ones, go; the rest must fit the limit.
@@ -18,8 +18,7 @@ extension FileCollection {
             guard access.grants.count <= AccessCoding.maxGrants else {
                 throw .limitExceeded("collection '\(id)' would have \(access.grants.count) grants, more than the \(AccessCoding.maxGrants) it may keep; revoke some (coffer access revoke) or grant the whole collection instead of single items")
             }
-            try append(try metaRecord(label: s.log.label, access: access, in: s), to: &s)
-            return access
+            return (Records(frames: try metaRecord(label: s.log.label, access: access, in: s)), access)
         }
     }
 

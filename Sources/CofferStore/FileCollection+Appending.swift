@@ -4,46 +4,60 @@ import SystemKit
 /// How a collection's changes reach the disk: appended in place into reserved space and synced
 /// before they count, and compacted into a fresh file once superseded records outweigh live ones.
 extension FileCollection {
-    /// Writes a batch at the end of the valid log and makes it durable; on failure cuts the file
-    /// back so nothing half-written stays behind, and leaves the state as it was. `lastRecordAt`
-    /// is where the batch's last record (the one that marks it committed) starts, when it has
+    /// Writes a batch at the end of the valid log and makes it durable, holding `state` all
+    /// along (for the rare writes made while catching up); on failure cuts the file back so
+    /// nothing half-written stays behind, and leaves the state as it was. `lastRecordAt` is
+    /// where the batch's last record (the one that marks it committed) starts, when it has
     /// several.
     func append(_ frames: [UInt8], lastRecordAt: Int = 0, to s: inout State) throws(CofferError) {
-        let start = s.log.validEnd
-        let end = start + frames.count
-        // Past the reserved space the file grows by a zero-filled step in the same write; if
-        // that does not fit (a full disk), the records alone are tried. (A failure inside the
-        // reserved space is not retried.)
-        var attempts = [(frames, max(end, s.observedSize))]
-        if end > s.observedSize {
-            let size = Self.reservedSize(for: end)
-            attempts.insert((frames + [UInt8](repeating: 0, count: size - end), size), at: 0)
-        }
-        for (index, (image, size)) in attempts.enumerated() {
-            do throws(CofferError) {
-                if lastRecordAt > 0 {
-                    // Pages written together may reach the disk in any order: everything before
-                    // the committing record is made durable first, so that a crash can never
-                    // leave that record on disk without the ones before it.
-                    var first = image
-                    first.replaceSubrange(lastRecordAt..<frames.count, with: repeatElement(0, count: frames.count - lastRecordAt))
-                    try s.file.write(first, at: start)
-                    try s.file.sync()
-                    try s.file.write(Array(frames[lastRecordAt...]), at: start + lastRecordAt)
-                } else {
-                    try s.file.write(image, at: start)
+        let write = PendingWrite(file: s.file, start: s.log.validEnd, observedSize: s.observedSize,
+                                 records: Records(frames: frames, lastRecordAt: lastRecordAt))
+        try finish(write, outcome: write.perform(), in: &s)
+    }
+
+    /// Appends the records `prepare` makes (with what it returns), durably, holding `state`
+    /// only to prepare them and to take them in: during the disk flush, this process's readers
+    /// go on with the collection as it was before. Other writers wait (this process's on
+    /// `writers`, others on the exclusive file lock) until the records are taken in.
+    func withAppend<R>(_ prepare: (inout State) throws(CofferError) -> (Records, R)) throws(CofferError) -> R {
+        try writers.withLock { _ throws(CofferError) -> R in
+            let (write, result) = try state.withLock { s throws(CofferError) -> (PendingWrite, R) in
+                try s.lockFile.lock(.exclusive)
+                do throws(CofferError) {
+                    try refresh(&s, holdingLock: true)
+                    if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
+                    let (records, result) = try prepare(&s)
+                    s.isAppending = true
+                    return (PendingWrite(file: s.file, start: s.log.validEnd, observedSize: s.observedSize, records: records), result)
+                } catch {
+                    releaseWriteLock(&s)
+                    throw error
                 }
-                try s.file.sync()
-                try s.log.append(frames)
-                s.observedSize = size
-                return
-            } catch {
-                // Nothing of the failed write may stay: cut the file back to the last batch.
-                try? s.file.truncate(to: start)
-                try? s.file.sync()
-                s.observedSize = (try? s.file.status().size) ?? -1
-                if index == attempts.count - 1 { throw error }
             }
+            beforeFlush()
+            let outcome = write.perform()
+            try state.withLock { s throws(CofferError) in
+                defer {
+                    s.isAppending = false
+                    releaseWriteLock(&s)
+                }
+                try finish(write, outcome: outcome, in: &s)
+                compactIfWorthIt(&s)
+            }
+            return result
+        }
+    }
+
+    /// Takes in a write that succeeded, or notes the file's size after one that failed.
+    private func finish(_ write: PendingWrite, outcome: Result<Int, CofferError>, in s: inout State) throws(CofferError) {
+        switch outcome {
+        case .success(let size):
+            try s.log.append(write.records.frames)
+            s.observedSize = size
+            for item in write.records.touched { s.metadataCache[item] = nil }
+        case .failure(let error):
+            s.observedSize = (try? s.file.status().size) ?? -1
+            throw error
         }
     }
 
@@ -91,6 +105,65 @@ extension FileCollection {
         } catch {
             try? PosixFile.remove(temporary)
             throw error
+        }
+    }
+}
+
+/// Records for the end of a collection's file.
+struct Records {
+    var frames: [UInt8]
+    /// Where the last record (the one that marks the batch committed) starts, when there are several.
+    var lastRecordAt = 0
+    /// Items whose cached metadata the records make stale.
+    var touched: [ItemID] = []
+}
+
+/// A batch of records being written and made durable at `start` of `file`, which nothing else
+/// touches meanwhile (its writer holds `writers` and the exclusive file lock, and readers leave
+/// the file alone while `isAppending`).
+struct PendingWrite: @unchecked Sendable {
+    let file: PosixFile
+    let start: Int
+    let observedSize: Int
+    let records: Records
+
+    /// Writes and syncs the records: the file's size after, or the error once the file is cut
+    /// back to `start` so that nothing half-written stays behind.
+    func perform() -> Result<Int, CofferError> {
+        let end = start + records.frames.count
+        guard end > observedSize else { return attempt(records.frames, size: observedSize) }
+        // Past the reserved space the file grows by a zero-filled step in the same write; if
+        // that does not fit (a full disk), the records alone are tried. (A failure inside the
+        // reserved space is not retried.)
+        let grown = FileCollection.reservedSize(for: end)
+        let withReserve = attempt(records.frames + [UInt8](repeating: 0, count: grown - end), size: grown)
+        if case .failure = withReserve { return attempt(records.frames, size: end) }
+        return withReserve
+    }
+
+    /// Writes `image` (the records, maybe followed by zeros) at `start` and syncs it.
+    private func attempt(_ image: [UInt8], size: Int) -> Result<Int, CofferError> {
+        let frames = records.frames
+        let lastRecordAt = records.lastRecordAt
+        do throws(CofferError) {
+            if lastRecordAt > 0 {
+                // Pages written together may reach the disk in any order: everything before
+                // the committing record is made durable first, so that a crash can never
+                // leave that record on disk without the ones before it.
+                var first = image
+                first.replaceSubrange(lastRecordAt..<frames.count, with: repeatElement(0, count: frames.count - lastRecordAt))
+                try file.write(first, at: start)
+                try file.sync()
+                try file.write(Array(frames[lastRecordAt...]), at: start + lastRecordAt)
+            } else {
+                try file.write(image, at: start)
+            }
+            try file.sync()
+            return .success(size)
+        } catch {
+            try? file.truncate(to: start)
+            try? file.sync()
+            return .failure(error)
         }
     }
 }

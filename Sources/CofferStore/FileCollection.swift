@@ -26,6 +26,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     /// Argon2id parameters for a password change (new collections get them at creation).
     let kdf: Argon2Parameters
     let warn: @Sendable (String) -> Void
+    /// Called by an appending writer right before it writes and flushes its records (see
+    /// `FileStore`'s internal init).
+    let beforeFlush: @Sendable () -> Void
     private let watch: DirectoryWatch
     private let fileName: String
 
@@ -47,15 +50,22 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var accessCache: (identity: PosixFile.Identity, offset: Int, access: CollectionAccess)?
         /// What the directory watch had reported when this state was last brought up to date.
         var mark: DirectoryWatch.Mark
+        /// A writer of this process is flushing records past `log.validEnd` (see `withAppend`):
+        /// readers leave the file alone until it takes them in.
+        var isAppending = false
     }
 
-    /// Reached only through `withLock` (and `withFreshState`, `withWriteLock`).
+    /// Reached only through `withLock` (and `withFreshState`, `withWriteLock`, `withAppend`).
     let state: Mutex<State>
+    /// Held by this process's writer from taking the exclusive file lock until its records are
+    /// taken into `state` (or it gave up): one writer at a time, taken before `state`.
+    let writers = Mutex(())
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
     init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
-         warn: @escaping @Sendable (String) -> Void) throws(CofferError) {
+         warn: @escaping @Sendable (String) -> Void, beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) {
         self.id = id
+        self.beforeFlush = beforeFlush
         self.directory = directory
         self.kdf = kdf
         self.path = FileStore.storePath(directory, id)
@@ -77,8 +87,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
-                       access: CollectionAccess, kdf: Argon2Parameters,
-                       warn: @escaping @Sendable (String) -> Void) throws(CofferError) -> FileCollection {
+                       access: CollectionAccess, kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void,
+                       beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
         let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
@@ -99,7 +109,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             try? PosixFile.remove(temporary)
             throw error
         }
-        let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn)
+        let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn,
+                                            beforeFlush: beforeFlush)
         collection.state.withLock { $0.dataKey = dataKey }
         return collection
     }
@@ -165,14 +176,14 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func setLabel(_ label: String) throws(CofferError) {
         try Limits.validate(label: label)
-        try withWriteLock { s throws(CofferError) in
-            try append(try metaRecord(label: label, access: try access(in: &s), in: s), to: &s)
+        try withAppend { s throws(CofferError) in
+            (Records(frames: try metaRecord(label: label, access: try access(in: &s), in: s)), ())
         }
     }
 
     public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem] {
         guard !changes.isEmpty else { return [] }
-        return try withWriteLock { s throws(CofferError) in
+        return try withAppend { s throws(CofferError) in
             let key = try key(of: s)
             let now = Clock.now()
             var nextID = s.log.nextItemID
@@ -222,10 +233,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 sequence += 1
                 touched.append(ChangedItem(id: item, isNew: isNew))
             }
-            try append(batch, lastRecordAt: lastRecordAt, to: &s)
-            for item in touched { s.metadataCache[item.id] = nil }
-            compactIfWorthIt(&s)
-            return touched
+            return (Records(frames: batch, lastRecordAt: lastRecordAt, touched: touched.map(\.id)), touched)
         }
     }
 
@@ -246,23 +254,33 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` holding the exclusive file lock, after catching up and cutting off a torn tail.
+    /// Runs `body` holding the exclusive file lock and `state` all along, after catching up and
+    /// cutting off a torn tail (for rewrites of the whole file; appends go through `withAppend`).
     func withWriteLock<R>(_ body: (inout State) throws(CofferError) -> R) throws(CofferError) -> R {
-        try state.withLock { s throws(CofferError) in
-            try s.lockFile.lock(.exclusive)
-            defer { s.lockFile.unlock() }
-            try refresh(&s, holdingLock: true)
-            if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
-            let result = try body(&s)
-            // Still holding the exclusive lock, the only changes queued are this process's own.
-            _ = watch.changed(fileName, since: &s.mark)
-            return result
+        try writers.withLock { _ throws(CofferError) -> R in
+            try state.withLock { s throws(CofferError) in
+                try s.lockFile.lock(.exclusive)
+                defer { releaseWriteLock(&s) }
+                try refresh(&s, holdingLock: true)
+                if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
+                return try body(&s)
+            }
         }
+    }
+
+    /// Lets go of the exclusive file lock: still holding it, the only changes the watch has
+    /// queued are this process's own, which need no catching up.
+    func releaseWriteLock(_ s: inout State) {
+        _ = watch.changed(fileName, since: &s.mark)
+        s.lockFile.unlock()
     }
 
     /// Catches up with what other processes wrote, when the watch reports a change (for a
     /// reader) or always (for a writer holding the lock).
-    private func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
+    func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
+        // What follows `log.validEnd` is this process's own write, taken in once durable; no
+        // other process can write meanwhile (the writer holds the exclusive file lock).
+        if s.isAppending { return }
         // The new mark is taken before looking, so that a change made while looking is
         // reported again, and kept only once the state has caught up, so that a look that
         // failed is made again next time.

@@ -11,6 +11,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     public let directory: String
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
+    private let beforeFlush: @Sendable () -> Void
     private let watch: DirectoryWatch
     private let cache: Mutex<Cache>
 
@@ -38,11 +39,19 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     /// With `watchChanges` (the default) inotify tells when other processes changed a file;
     /// without it every read looks at the files, which also sees changes inotify cannot report
     /// (made by another machine on a network file system).
-    public init(directory: String, kdf: Argon2Parameters = .default, watchChanges: Bool = true,
-                warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) throws(CofferError) {
+    public convenience init(directory: String, kdf: Argon2Parameters = .default, watchChanges: Bool = true,
+                            warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) throws(CofferError) {
+        try self.init(directory: directory, kdf: kdf, watchChanges: watchChanges, warn: warn, beforeFlush: {})
+    }
+
+    /// The same, with `beforeFlush` called by each appending writer right before it flushes its
+    /// records to the disk (tests hold a flush there to see what others may do meanwhile).
+    init(directory: String, kdf: Argon2Parameters, watchChanges: Bool, warn: @escaping @Sendable (String) -> Void,
+         beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) {
         self.directory = directory
         self.kdf = kdf
         self.warn = warn
+        self.beforeFlush = beforeFlush
         try Self.makeDirectory(directory)
         watch = DirectoryWatch(directory: watchChanges ? directory : nil) {
             $0.hasSuffix(Self.storeExtension) || $0 == Self.aliasName
@@ -123,14 +132,14 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     }
 
     public func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
-        try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn)
+        try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn, beforeFlush: beforeFlush)
     }
 
     public func create(_ id: CollectionID, label: String, password: SecureBytes,
                        access: CollectionAccess) throws(CofferError) -> any CollectionBackend {
         UnlockThrottle(directory: directory, collection: id).reset()   // left by an older collection of that id
         let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label,
-                                                   password: password, access: access, kdf: kdf, warn: warn)
+                                                   password: password, access: access, kdf: kdf, warn: warn, beforeFlush: beforeFlush)
         cache.withLock { $0.ids = nil }
         return collection
     }
