@@ -21,8 +21,9 @@ public protocol DBusObject {
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue
 
     /// Stores a writable property; `value` has the declared type (variant already unwrapped).
-    /// Emitting PropertiesChanged is up to you.
-    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws
+    /// Return `.empty` once stored, or `.deferred` to answer later through `call.reply([])` /
+    /// `call.fail`. Emitting PropertiesChanged is up to you.
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult
 }
 
 extension DBusObject {
@@ -30,7 +31,7 @@ extension DBusObject {
         throw DBusError.unknownProperty("no property \(interface).\(name)")
     }
 
-    public func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+    public func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
         throw DBusError.propertyReadOnly("property \(interface).\(name) is read-only")
     }
 

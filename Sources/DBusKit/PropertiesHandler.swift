@@ -2,14 +2,17 @@
 enum PropertiesHandler {
     static func handle(_ call: MethodCall, object: any DBusObject, interfaces: [InterfaceDescription]) {
         do {
-            call.reply(try reply(call, object: object, interfaces: interfaces))
+            switch try reply(call, object: object, interfaces: interfaces) {
+            case .reply(let values): call.reply(values)
+            case .deferred: break
+            }
         } catch {
             call.fail(error)
         }
     }
 
     private static func reply(_ call: MethodCall, object: any DBusObject,
-                              interfaces: [InterfaceDescription]) throws -> [DBusValue] {
+                              interfaces: [InterfaceDescription]) throws -> MethodResult {
         let args = call.arguments
         guard let interfaceName = args.first?.string else { throw DBusError.invalidArgs("missing interface name") }
         switch call.member {
@@ -18,10 +21,10 @@ enum PropertiesHandler {
             guard property.access.isReadable else {
                 throw DBusError.invalidArgs("property \(iface.name).\(property.name) is not readable")
             }
-            return [.variant(try read(property, of: iface, object: object, call: call))]
+            return .reply([.variant(try read(property, of: iface, object: object, call: call))])
         case "GetAll":
             if StandardInterface.names.contains(interfaceName) {
-                return [.variantDictionary([:])]
+                return .reply([.variantDictionary([:])])
             }
             guard let iface = interfaces.first(where: { $0.name == interfaceName }) else {
                 throw DBusError.unknownInterface("object \(call.path) has no interface \(interfaceName)")
@@ -30,7 +33,7 @@ enum PropertiesHandler {
             for property in iface.properties where property.access.isReadable {
                 values[property.name] = try read(property, of: iface, object: object, call: call)
             }
-            return [.variantDictionary(values)]
+            return .reply([.variantDictionary(values)])
         case "Set":
             let (iface, property) = try find(interfaceName, args[1].string ?? "", in: interfaces)
             guard property.access.isWritable else {
@@ -40,8 +43,7 @@ enum PropertiesHandler {
             guard value.signatureString == property.type.rawValue else {
                 throw DBusError.invalidArgs("property \(iface.name).\(property.name) has type '\(property.type)', got a value of type '\(value.signatureString)'")
             }
-            try object.setProperty(property.name, interface: iface.name, value: value, call: call)
-            return []
+            return try object.setProperty(property.name, interface: iface.name, value: value, call: call)
         default:
             throw DBusError.unknownMethod("no method \(StandardInterface.properties).\(call.member)")
         }

@@ -46,10 +46,11 @@ struct CollectionObject: DBusObject {
     }
 
     /// Only `Label` is writable; the object server has checked the value is a string.
-    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
         try server.keychain.collection(id).setLabel(try String(dbusValue: value))
         server.emitPropertiesChanged(path, Collection.name, changed: [name: value])
         server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
+        return .empty
     }
 
     private func delete(caller: String) throws -> PromptArgument {

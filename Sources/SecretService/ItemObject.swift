@@ -83,20 +83,32 @@ struct ItemObject: DBusObject {
         }
     }
 
-    /// `Label`, `Attributes` and `Type`; the object server has checked the value's type.
-    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+    /// `Label`, `Attributes` and `Type`; the object server has checked the value's type. The
+    /// change is committed by the collection's writer, and answered once durable.
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
+        let changes: ItemChanges
         switch name {
         case Item.Property.label:
-            try server.keychain.update(reference, with: ItemChanges(label: try String(dbusValue: value)))
+            changes = ItemChanges(label: try String(dbusValue: value))
         case Item.Property.attributes:
-            try server.keychain.update(reference, with: ItemChanges(attributes: try [String: String](dbusValue: value)))
+            changes = ItemChanges(attributes: try [String: String](dbusValue: value))
         default:
             var attributes = try server.keychain.metadata(of: reference).attributes
             attributes[ItemClass.schemaAttribute] = try String(dbusValue: value)
-            try server.keychain.update(reference, with: ItemChanges(attributes: attributes))
+            changes = ItemChanges(attributes: attributes)
         }
-        server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed")
-        server.emitPropertiesChanged(path, Item.name, changed: [name: value])
-        server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
+        let (server, reference, path) = (server, reference, path)
+        server.write(.update(reference.item, changes), in: reference.collection) { outcome in
+            do {
+                _ = try outcome.get()
+                call.reply([])
+                server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed")
+                server.emitPropertiesChanged(path, Item.name, changed: [name: value])
+                server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .deferred
     }
 }

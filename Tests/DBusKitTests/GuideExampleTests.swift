@@ -45,9 +45,10 @@ final class VaultObject: DBusObject {
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue { .string(label) }
 
-    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
         label = value.string ?? ""
         try call.connection.emitPropertiesChanged(path: "/vault", interface: interface, changed: [name: value])
+        return .empty
     }
 }
 

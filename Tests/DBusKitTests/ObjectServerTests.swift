@@ -120,6 +120,11 @@ import Testing
         expectDBusError(DBusError.Name.invalidArgs) {   // write-only
             _ = try ObjectServerTests.call(c, item, props, "Get", [.string("org.coffer.Item"), .string("Secret")])
         }
+        // A write answered later, from another thread: its reply, or its error.
+        #expect(try ObjectServerTests.call(c, item, props, "Set", [.string("org.coffer.Item"), .string("Secret"), .variant(.string("s"))]) == [])
+        expectDBusError(DBusError.Name.accessDenied) {
+            _ = try ObjectServerTests.call(c, item, props, "Set", [.string("org.coffer.Item"), .string("Secret"), .variant(.string("refuse"))])
+        }
         expectDBusError(DBusError.Name.invalidArgs) {   // Get(ss) called with (s)
             _ = try ObjectServerTests.call(c, item, props, "Get", [.string("org.coffer.Item")])
         }

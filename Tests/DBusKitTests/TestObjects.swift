@@ -85,7 +85,7 @@ final class ItemObject: DBusObject, @unchecked Sendable {
         }
     }
 
-    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws {
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
         switch name {
         case "Label":
             label = value.string ?? ""
@@ -94,10 +94,19 @@ final class ItemObject: DBusObject, @unchecked Sendable {
         case "Attributes":
             attributes = value.stringDictionary ?? [:]
         case "Secret":
-            secret = value.string ?? ""
+            // Stored later on another thread, as a durable write is: "refuse" is refused there.
+            let secret = value.string ?? ""
+            Thread.detachNewThread { [self] in
+                usleep(20_000)
+                guard secret != "refuse" else { return call.fail(DBusError(name: DBusError.Name.accessDenied, message: "refused")) }
+                self.secret = secret
+                call.reply([])
+            }
+            return .deferred
         default:
             throw DBusError.unknownProperty(name)
         }
+        return .empty
     }
 }
 
