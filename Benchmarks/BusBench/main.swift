@@ -37,6 +37,10 @@ struct Options {
     var keyringCollection = defaultCollection
     /// Only these operations (all when nil), e.g. to profile one of them.
     var only: Set<String>?
+    /// The cofferd measured as "coffer" (default: this build's). The one Coffer installs is
+    /// .build/coffer-release/bin/cofferd (scripts/build-release: the Swift runtime linked in,
+    /// which also takes some megabytes off its memory).
+    var cofferd: String?
     /// Another cofferd (e.g. built from an earlier commit), measured in the same run as
     /// "coffer (baseline)", with the ratio of each read to it.
     var baseline: String?
@@ -56,6 +60,9 @@ struct Options {
             case "--only": only = Set((iterator.next() ?? "").split(separator: ";").map(String.init))
             case "--clients": clients = Int(iterator.next() ?? "") ?? 0
             case "--per-client": perClient = Int(iterator.next() ?? "") ?? 0
+            case "--cofferd":
+                guard let path = iterator.next() else { Self.usage() }
+                cofferd = path
             case "--baseline-cofferd":
                 guard let path = iterator.next() else { Self.usage() }
                 baseline = path
@@ -76,6 +83,7 @@ struct Options {
             usage: coffer-bus-bench [--sizes 1000,10000] [--keyring-sizes 1000,2000 (or '' for none)]
                                     [--keyring-collection login|session] [--samples 100] [--fill-budget SECONDS]
                                     [--only 'CreateItem;SearchItems hit;...' (Delete needs CreateItem)]
+                                    [--cofferd PATH (the cofferd to measure, default this build's)]
                                     [--baseline-cofferd PATH (another cofferd, measured beside this one)]
                                     [--clients 32 [--per-client 100] (writer processes creating at once)]
             """)
@@ -308,7 +316,7 @@ if CommandLine.arguments.dropFirst().first == "--writer" {
 }
 let options = Options(CommandLine.arguments)
 var providers: [Provider] = []
-if let cofferd = Executables.built("cofferd") {
+if let cofferd = options.cofferd ?? Executables.built("cofferd") {
     providers.append(Provider(name: "coffer", executable: cofferd,
                               arguments: ["--unlock", "--foreground", "--data-dir", "DATA"]) { _ in [:] })
 } else {
