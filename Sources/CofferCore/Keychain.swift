@@ -111,37 +111,43 @@ public final class Keychain: Sendable {
     public func decide(reads references: [ItemReference], by application: Application,
                        digest: () -> [UInt8]? = { nil }) -> [ReadDecision] {
         enum Rules {
-            case open(any CollectionBackend, CollectionAccess)
+            /// With the metadata of the items asked about, or nil when one of them could not be
+            /// read (damage): then each is read alone, so that only it fails.
+            case open(any CollectionBackend, CollectionAccess, [ItemID: ItemMetadata]?)
             case closed(ReadDecision)
         }
         var rules: [CollectionID: Rules] = [:]
+        for (id, items) in Dictionary(grouping: references, by: \.collection) {
+            do throws(CofferError) {
+                let backend = try collection(id)
+                if backend.isLocked {
+                    rules[id] = .closed(.locked(id))
+                } else {
+                    let access = try backend.access()
+                    rules[id] = .open(backend, access, try? backend.metadata(of: items.map(\.item)))
+                }
+            } catch .collectionNotFound {
+                rules[id] = .closed(.missing)
+            } catch .locked {
+                rules[id] = .closed(.locked(id))
+            } catch {
+                rules[id] = .closed(.rulesUnreadable("\(error)"))
+            }
+        }
         let now = Clock.now()
         return references.map { reference -> ReadDecision in
-            let found = rules[reference.collection] ?? {
-                let made: Rules
-                do throws(CofferError) {
-                    let backend = try collection(reference.collection)
-                    if backend.isLocked {
-                        made = .closed(.locked(reference.collection))
-                    } else {
-                        made = .open(backend, try backend.access())
-                    }
-                } catch .collectionNotFound {
-                    made = .closed(.missing)
-                } catch .locked {
-                    made = .closed(.locked(reference.collection))
-                } catch {
-                    made = .closed(.rulesUnreadable("\(error)"))
-                }
-                rules[reference.collection] = made
-                return made
-            }()
-            switch found {
-            case .closed(let decision):
+            switch rules[reference.collection] {
+            case .closed(let decision)?:
                 return decision
-            case .open(let backend, let access):
+            case .open(let backend, let access, let found)?:
                 do throws(CofferError) {
-                    let metadata = try backend.metadata(of: reference.item)
+                    let metadata: ItemMetadata
+                    if let found {
+                        guard let known = found[reference.item] else { return .missing }
+                        metadata = known
+                    } else {
+                        metadata = try backend.metadata(of: reference.item)
+                    }
                     return .decided(access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest),
                                     label: metadata.label)
                 } catch .itemNotFound {
@@ -151,6 +157,8 @@ public final class Keychain: Sendable {
                 } catch {
                     return .rulesUnreadable("\(error)")
                 }
+            case nil:
+                return .missing
             }
         }
     }

@@ -100,6 +100,14 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
+    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemID: ItemMetadata] {
+        state.withLock { s in
+            var found: [ItemID: ItemMetadata] = [:]
+            for item in items { if let entry = s.items[item] { found[item] = entry.metadata } }
+            return found
+        }
+    }
+
     public func secret(of item: ItemID) throws(CofferError) -> Secret {
         try state.withLock { s throws(CofferError) in
             guard let entry = s.items[item], let key = s.key else { throw .itemNotFound }

@@ -37,22 +37,51 @@ public final class AES128CBCKey: Sendable {
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
     public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+        try encrypt(plaintext, iv: iv, with: try cipher())
+    }
+
+    /// An encryptor that keeps one cipher handle open for all it encrypts (the many secrets of
+    /// one reply); let it go when done.
+    public func encryptor() throws -> Encryptor {
+        Encryptor(key: self, cipher: try cipher())
+    }
+
+    /// Encrypts as `encrypt(_:iv:)` does, with a cipher handle it keeps (see `encryptor()`).
+    public final class Encryptor {
+        private let key: AES128CBCKey
+        private let cipher: CipherHandle
+
+        fileprivate init(key: AES128CBCKey, cipher: CipherHandle) {
+            self.key = key
+            self.cipher = cipher
+        }
+
+        /// Pads `plaintext` (PKCS#7) and encrypts it.
+        public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+            try key.encrypt(plaintext, iv: iv, with: cipher)
+        }
+    }
+
+    fileprivate func encrypt(_ plaintext: SecureBytes, iv: [UInt8], with cipher: CipherHandle) throws -> [UInt8] {
         let padLength = blockLength - plaintext.count % blockLength
         let padded = try SecureBytes(capacity: plaintext.count + padLength)
         try padded.append(plaintext)
         for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
-        return try encryptBlocks(padded, iv: iv)
+        return try encryptBlocks(padded, iv: iv, with: cipher)
     }
 
     /// Encrypts `plaintext`, whose length must be a multiple of the block length already (for
     /// formats that pad in their own way: gnome-keyring's files pad with zero bytes).
     public func encryptBlocks(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
+        try encryptBlocks(plaintext, iv: iv, with: try cipher())
+    }
+
+    private func encryptBlocks(_ plaintext: SecureBytes, iv: [UInt8], with cipher: CipherHandle) throws -> [UInt8] {
         try Self.check(iv: iv)
         guard plaintext.count % blockLength == 0 else {
             throw CryptoError.invalidInput("plaintext length \(plaintext.count) is not a multiple of \(blockLength)")
         }
         var result = [UInt8](repeating: 0, count: plaintext.count)
-        let cipher = try cipher()
         try iv.withUnsafeBytes { try cipher.setIV($0) }
         try result.withUnsafeMutableBytes { out in
             try plaintext.withUnsafeBytes { try cipher.encrypt(into: out, from: $0) }

@@ -157,6 +157,14 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try withFreshState { s throws(CofferError) in try metadata(of: item, in: &s) }
     }
 
+    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemID: ItemMetadata] {
+        try withFreshState { s throws(CofferError) in
+            var found: [ItemID: ItemMetadata] = [:]
+            for item in items where s.log.entries[item] != nil { found[item] = try metadata(of: item, in: &s) }
+            return found
+        }
+    }
+
     public func secret(of item: ItemID) throws(CofferError) -> Secret {
         try withFreshState { s throws(CofferError) in
             try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s))

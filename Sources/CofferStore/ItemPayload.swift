@@ -44,14 +44,14 @@ enum ItemPayload {
         return (metadata, secretRange)
     }
 
-    /// The secret and its content type, skipping label and attributes (no strings built).
+    /// The secret and its content type, skipping label, attributes and creator (no strings built).
     static func secret(andContentTypeOf payload: SecureBytes) throws(CofferError) -> Secret {
         let (metadata, range) = try parse(payload, labelAndAttributes: false)
         return Secret(bytes: try CofferError.catching { try payload.slice(range) }, contentType: metadata.contentType)
     }
 
     /// Walks the payload; without `labelAndAttributes` the label is empty and the attributes
-    /// are skipped.
+    /// and the creator are skipped.
     private static func parse(_ p: SecureBytes, labelAndAttributes: Bool) throws(CofferError) -> (ItemMetadata, Range<Int>) {
         var offset = 0
         func take(_ n: Int) throws(Malformed) -> Range<Int> {
@@ -88,8 +88,12 @@ enum ItemPayload {
             let secretRange = try take(try u32())
             var creator: Application?
             if offset < p.count {
-                guard let recorded = Application(encoded: try string()) else { throw Malformed() }
-                creator = recorded
+                if labelAndAttributes {
+                    guard let recorded = Application(encoded: try string()) else { throw Malformed() }
+                    creator = recorded
+                } else {
+                    _ = try take(try u32())
+                }
             }
             guard offset == p.count else { throw Malformed() }
             return (ItemMetadata(label: label, attributes: attributes, contentType: contentType,

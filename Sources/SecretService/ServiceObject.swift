@@ -135,13 +135,15 @@ struct ServiceObject: DBusObject {
                 let session = try server.session(at: path, for: call.sender)
                 var replyBytes = 0
                 try call.replyWithDictionary(keySignature: .objectPath, valueSignature: WireSecret.dbusType) { add in
-                    try server.keychain.forEachSecret(of: allowed.map(\.1)) { position, secret in
-                        replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
-                        guard replyBytes <= SecretServer.maxReplyBytes else {
-                            throw SecretServiceError.limitsExceeded(
-                                "the \(allowed.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+                    try session.encodeEach(upTo: allowed.count) { encode in
+                        try server.keychain.forEachSecret(of: allowed.map(\.1)) { position, secret in
+                            replyBytes += secret.bytes.count + AES128CBC.blockLength + 256
+                            guard replyBytes <= SecretServer.maxReplyBytes else {
+                                throw SecretServiceError.limitsExceeded(
+                                    "the \(allowed.count) secrets asked for take more than the \(SecretServer.maxReplyBytes >> 20) MiB one D-Bus reply may carry; ask for fewer items at a time")
+                            }
+                            try add(.objectPath(allowed[position].0), try encode(secret).dbusValue)
                         }
-                        try add(.objectPath(allowed[position].0), try session.encode(secret).dbusValue)
                     }
                 }
             } catch {

@@ -69,16 +69,42 @@ final class TransferSession {
         case .plain:
             return WireSecret(session: path, parameters: [], value: secret.bytes, contentType: secret.contentType)
         case .dh(let cipher):
+            return try seal(secret, iv: Random.nonce(AES128CBC.blockLength), with: try Self.encrypting { try cipher.encryptor() })
+        }
+    }
+
+    /// Runs `body` with an encoder for up to `count` secrets of one reply: a DH session opens
+    /// one cipher handle and draws the IVs of all of them at once.
+    func encodeEach(upTo count: Int, _ body: (_ encode: (Secret) throws(DBusError) -> WireSecret) throws -> Void) throws {
+        switch algorithm {
+        case .plain:
+            try body { secret throws(DBusError) in try encode(secret) }
+        case .dh(let cipher):
             // Unpredictable without a system call per secret (libgcrypt's nonce generator).
-            let iv = Random.nonce(AES128CBC.blockLength)
-            do {
-                let sealed = try SecureBytes(cipher.encrypt(secret.bytes, iv: iv))
-                return WireSecret(session: path, parameters: iv, value: sealed, contentType: secret.contentType)
-            } catch CryptoError.secureMemoryExhausted {
-                throw SecretServiceError.outOfSecureMemory.dbusError
-            } catch {
-                throw .failed("cannot encrypt the secret for the session")
+            let ivs = Random.nonce(AES128CBC.blockLength * max(count, 0))
+            let encryptor = try Self.encrypting { try cipher.encryptor() }
+            var used = 0
+            try body { secret throws(DBusError) in
+                guard used < count else { throw .failed("more secrets than announced for one reply") }
+                used += 1
+                return try seal(secret, iv: Array(ivs[(used - 1) * AES128CBC.blockLength..<used * AES128CBC.blockLength]), with: encryptor)
             }
+        }
+    }
+
+    private func seal(_ secret: Secret, iv: [UInt8], with encryptor: AES128CBCKey.Encryptor) throws(DBusError) -> WireSecret {
+        let sealed = try Self.encrypting { try SecureBytes(try encryptor.encrypt(secret.bytes, iv: iv)) }
+        return WireSecret(session: path, parameters: iv, value: sealed, contentType: secret.contentType)
+    }
+
+    /// What `work` makes, its failure as the error a client gets.
+    private static func encrypting<R>(_ work: () throws -> R) throws(DBusError) -> R {
+        do {
+            return try work()
+        } catch CryptoError.secureMemoryExhausted {
+            throw SecretServiceError.outOfSecureMemory.dbusError
+        } catch {
+            throw .failed("cannot encrypt the secret for the session")
         }
     }
 

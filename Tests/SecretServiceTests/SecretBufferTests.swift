@@ -28,6 +28,27 @@ import Testing
         #expect(try session.decode(wire).bytes === secret.bytes)
     }
 
+    /// A DH session encoding the secrets of one reply: each under an IV of its own, each
+    /// decrypting to its secret with the key the client derives; no more than announced.
+    @Test func aDHSessionEncodesEachSecretOfAReplyUnderItsOwnIV() throws {
+        Crypto.initialize()
+        let client = try DHKeyPair()
+        let (session, serverKey) = try TransferSession.open(algorithm: TransferSession.dhName, input: .bytes(client.publicKey),
+                                                            path: SecretPath.session(1), owner: ":1.1")
+        let key = try AES128CBCKey(try SecretServiceKey.derive(sharedSecret: try client.sharedSecret(peerPublicKey: try #require(serverKey.bytes))))
+        let secrets = try (0..<5).map { Secret(bytes: try SecureBytes(Array("secret \($0)".utf8)), contentType: "text/plain") }
+        var wires: [WireSecret] = []
+        try session.encodeEach(upTo: secrets.count) { encode in
+            for secret in secrets { wires.append(try encode(secret)) }
+            #expect(throws: DBusError.self) { try encode(secrets[0]) }
+        }
+        #expect(Set(wires.map(\.parameters)).count == secrets.count && wires.allSatisfy { $0.parameters.count == 16 })
+        for (wire, secret) in zip(wires, secrets) {
+            #expect(try key.decrypt(wire.value, iv: wire.parameters) == secret.bytes)
+            #expect(try session.decode(wire).bytes == secret.bytes)
+        }
+    }
+
     /// Run in a process of its own (an exit test), so that no other test's secure buffers
     /// come and go while the count is watched.
     @Test func plainSecretsLeaveNoBufferBehindOnceTheReplyIsSent() async {
