@@ -3,7 +3,9 @@
 // For each N it fills a fresh collection with N items (in batches), then times single
 // operations through the Keychain facade and reports medians. Every add/update/delete is a
 // durable change (records appended and fdatasync'd). `open` parses the file of a locked
-// collection (no KDF). Run a release build:
+// collection (no KDF); the memory that opened collection holds is stated per item, and the
+// peak an unlock reaches (Argon2id's memory) with what is left of it afterwards. Run a
+// release build:
 //
 //   swift run -c release coffer-bench [--sizes 1000,10000,100000] [--samples 200]
 import CofferCore
@@ -40,6 +42,18 @@ func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
     }
     times.sort()
     return times[times.count / 2]
+}
+
+/// A line of /proc/self/status in KiB (`VmRSS`, `VmHWM`).
+func statusKiB(_ field: String) -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs).
+func resetPeak() {
+    try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
 }
 
 func secretBytes(_ text: String) throws -> Secret { Secret(bytes: try SecureBytes(Array(text.utf8))) }
@@ -110,6 +124,12 @@ for size in options.sizes {
         let fresh = try FileStore(directory: directory, kdf: .testing)
         _ = try fresh.open(collection).info()
     })
+    // What one more opened (locked) collection of N items keeps in memory, per item.
+    let before = statusKiB("VmRSS")
+    let opened = try FileStore(directory: directory, kdf: .testing).open(collection)
+    _ = try opened.info()
+    results.record("open, locked: memory per item (bytes)", (statusKiB("VmRSS") - before) * 1024 / Double(size))
+    withExtendedLifetime(opened) {}
     let fileSize = try FileManager.default.attributesOfItem(atPath: "\(directory)/bench.coffer")[.size] as? Int ?? 0
     results.record("file size (KiB)", Double(fileSize) / 1024)
 }
@@ -121,6 +141,12 @@ let kdfKeychain = Keychain(provider: try FileStore(directory: kdfDirectory))
 let kdfPassword = try SecureBytes(Array("bench password".utf8))
 try kdfKeychain.createCollection(label: "KDF", id: collection, password: kdfPassword)
 let defaults = Argon2Parameters.default
+try kdfKeychain.lock(collection)
+let rssBeforeUnlock = statusKiB("VmRSS")
+resetPeak()
+try kdfKeychain.unlock(collection, password: kdfPassword)
+let unlockPeak = statusKiB("VmHWM") - rssBeforeUnlock
+let unlockLeft = statusKiB("VmRSS") - rssBeforeUnlock
 let unlock = try median(5) { _ in
     try kdfKeychain.lock(collection)
     try kdfKeychain.unlock(collection, password: kdfPassword)
@@ -166,6 +192,8 @@ lines.append(["audit record (100k events; median, mean incl. rotation, in ns)", 
               String(format: "%.0f", auditMean)])
 lines.append(["unlock: Argon2id t=\(defaults.iterations), m=\(defaults.memoryKiB / 1024) MiB, p=\(defaults.parallelism)",
               String(format: "%.0f", unlock)])
+lines.append(["unlock: memory at its peak, and still held after (KiB above before)", String(format: "%.0f", unlockPeak),
+              String(format: "%.0f", unlockLeft)])
 let widths = (0..<(lines.map(\.count).max() ?? 0)).map { column in lines.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
 for line in lines {
     print(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
