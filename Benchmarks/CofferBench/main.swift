@@ -51,6 +51,30 @@ func statusKiB(_ field: String) -> Double {
     return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
 }
 
+/// `coffer-bench --open-memory DIRECTORY`: the KiB of RSS that opening collection `bench`
+/// there (locked) adds to a fresh process, printed alone.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--open-memory" {
+    let before = statusKiB("VmRSS")
+    let opened = try FileStore(directory: CommandLine.arguments[2], kdf: .testing).open(CollectionID("bench")!)
+    _ = try opened.info()
+    print(Int(statusKiB("VmRSS") - before))
+    exit(0)
+}
+
+/// What `--open-memory` reports for `directory`, from a process of its own (in this one,
+/// memory freed earlier would be reused and hide the growth).
+func openMemoryKiB(_ directory: String) throws -> Double {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    child.arguments = ["--open-memory", directory]
+    let output = Pipe()
+    child.standardOutput = output
+    try child.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    child.waitUntilExit()
+    return Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+}
+
 /// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs).
 func resetPeak() {
     try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
@@ -76,6 +100,26 @@ final class Results {
     }
 }
 let results = Results()
+
+// The key derivation an unlock pays (Argon2id with the default parameters), once per unlock
+// and independent of N; measured first, while the process holds little memory, so that its
+// peak is not hidden in memory freed earlier.
+let kdfDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-kdf-\(UUID().uuidString)").path
+let kdfKeychain = Keychain(provider: try FileStore(directory: kdfDirectory))
+let kdfPassword = try SecureBytes(Array("bench password".utf8))
+try kdfKeychain.createCollection(label: "KDF", id: collection, password: kdfPassword)
+let defaults = Argon2Parameters.default
+try kdfKeychain.lock(collection)
+let rssBeforeUnlock = statusKiB("VmRSS")
+resetPeak()
+try kdfKeychain.unlock(collection, password: kdfPassword)
+let unlockPeak = statusKiB("VmHWM") - rssBeforeUnlock
+let unlockLeft = statusKiB("VmRSS") - rssBeforeUnlock
+let unlock = try median(5) { _ in
+    try kdfKeychain.lock(collection)
+    try kdfKeychain.unlock(collection, password: kdfPassword)
+}
+try? FileManager.default.removeItem(atPath: kdfDirectory)
 
 for size in options.sizes {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString)").path
@@ -124,34 +168,10 @@ for size in options.sizes {
         let fresh = try FileStore(directory: directory, kdf: .testing)
         _ = try fresh.open(collection).info()
     })
-    // What one more opened (locked) collection of N items keeps in memory, per item.
-    let before = statusKiB("VmRSS")
-    let opened = try FileStore(directory: directory, kdf: .testing).open(collection)
-    _ = try opened.info()
-    results.record("open, locked: memory per item (bytes)", (statusKiB("VmRSS") - before) * 1024 / Double(size))
-    withExtendedLifetime(opened) {}
+    results.record("open, locked: memory per item (bytes)", try openMemoryKiB(directory) * 1024 / Double(size))
     let fileSize = try FileManager.default.attributesOfItem(atPath: "\(directory)/bench.coffer")[.size] as? Int ?? 0
     results.record("file size (KiB)", Double(fileSize) / 1024)
 }
-
-// The key derivation an unlock pays (Argon2id with the default parameters), once per unlock
-// and independent of N.
-let kdfDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-kdf-\(UUID().uuidString)").path
-let kdfKeychain = Keychain(provider: try FileStore(directory: kdfDirectory))
-let kdfPassword = try SecureBytes(Array("bench password".utf8))
-try kdfKeychain.createCollection(label: "KDF", id: collection, password: kdfPassword)
-let defaults = Argon2Parameters.default
-try kdfKeychain.lock(collection)
-let rssBeforeUnlock = statusKiB("VmRSS")
-resetPeak()
-try kdfKeychain.unlock(collection, password: kdfPassword)
-let unlockPeak = statusKiB("VmHWM") - rssBeforeUnlock
-let unlockLeft = statusKiB("VmRSS") - rssBeforeUnlock
-let unlock = try median(5) { _ in
-    try kdfKeychain.lock(collection)
-    try kdfKeychain.unlock(collection, password: kdfPassword)
-}
-try? FileManager.default.removeItem(atPath: kdfDirectory)
 
 // Reference: the cost of one fdatasync of a small append on this disk.
 let probe = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fsync-\(UUID().uuidString)").path

@@ -65,18 +65,32 @@ public struct ItemChanges: Sendable {
     /// Replaces the whole attribute map (no merge), as the Secret Service does.
     public var attributes: Attributes?
     public var secret: Secret?
+    /// Sets the item's type (its `xdg:schema` attribute), keeping its other attributes as they
+    /// are when the change is committed, not as they were when it was asked for.
+    public var schema: String?
 
-    public init(label: String? = nil, attributes: Attributes? = nil, secret: Secret? = nil) {
+    public init(label: String? = nil, attributes: Attributes? = nil, secret: Secret? = nil, schema: String? = nil) {
         self.label = label
         self.attributes = attributes
         self.secret = secret
+        self.schema = schema
     }
 
-    var isEmpty: Bool { label == nil && attributes == nil && secret == nil }
+    var isEmpty: Bool { label == nil && attributes == nil && secret == nil && schema == nil }
+
+    /// The attributes an item with `current` ones has after these changes, or nil when they
+    /// leave its attributes alone.
+    public func attributes(replacing current: Attributes) -> Attributes? {
+        guard attributes != nil || schema != nil else { return nil }
+        var result = attributes ?? current
+        if let schema { result[ItemClass.schemaAttribute] = schema }
+        return result
+    }
 
     func validate() throws(CofferError) {
         if let label { try Limits.validate(label: label) }
         if let attributes { try Limits.validate(attributes: attributes) }
+        if let schema { try Limits.validate(attributes: [ItemClass.schemaAttribute: schema]) }
         if let secret { try Limits.validate(secret: secret) }
     }
 }

@@ -204,7 +204,8 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         var entry = old
         if let owner { entry.owner = owner }
         if let label = changes.label { entry.metadata.label = label }
-        if let attributes = changes.attributes { entry.metadata.attributes = attributes }
+        let attributes = changes.attributes(replacing: old.metadata.attributes)
+        if let attributes { entry.metadata.attributes = attributes }
         if let secret = changes.secret {
             entry.sealed = try seal(secret, of: id, in: &s)
             entry.metadata.contentType = secret.contentType
@@ -212,7 +213,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         entry.metadata.modified = now
         entry.cost = cost(of: entry.metadata, sealed: entry.sealed)
         try charge(entry, replacing: old, in: &s, budget: budget)
-        if let attributes = changes.attributes { s.index.insert(id, terms: termList(attributes)) }
+        if let attributes { s.index.insert(id, terms: termList(attributes)) }
         s.items[id] = entry
     }
 

@@ -30,18 +30,20 @@ extension FileCollection {
                     s.isAppending = true
                     return (PendingWrite(file: s.file, start: s.log.validEnd, observedSize: s.observedSize, records: records), result)
                 } catch {
-                    releaseWriteLock(&s)
+                    releaseWriteLock(&s, caughtUp: false)
                     throw error
                 }
             }
             beforeFlush()
             let outcome = write.perform()
             try state.withLock { s throws(CofferError) in
+                var caughtUp = false
                 defer {
                     s.isAppending = false
-                    releaseWriteLock(&s)
+                    releaseWriteLock(&s, caughtUp: caughtUp)
                 }
                 try finish(write, outcome: outcome, in: &s)
+                caughtUp = true
                 compactIfWorthIt(&s)
             }
             return result
@@ -52,7 +54,15 @@ extension FileCollection {
     private func finish(_ write: PendingWrite, outcome: Result<Int, CofferError>, in s: inout State) throws(CofferError) {
         switch outcome {
         case .success(let size):
-            try s.log.append(write.records.frames)
+            do throws(CofferError) {
+                try s.log.append(write.records.frames)
+            } catch {
+                // Records the log refuses must not stay behind to be read as committed later.
+                try? s.file.truncate(to: write.start)
+                try? s.file.sync()
+                s.observedSize = (try? s.file.status().size) ?? -1
+                throw error
+            }
             s.observedSize = size
             for item in write.records.touched { s.metadataCache[item] = nil }
         case .failure(let error):

@@ -268,18 +268,22 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try writers.withLock { _ throws(CofferError) -> R in
             try state.withLock { s throws(CofferError) in
                 try s.lockFile.lock(.exclusive)
-                defer { releaseWriteLock(&s) }
+                var caughtUp = false
+                defer { releaseWriteLock(&s, caughtUp: caughtUp) }
                 try refresh(&s, holdingLock: true)
                 if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
-                return try body(&s)
+                let result = try body(&s)
+                caughtUp = true
+                return result
             }
         }
     }
 
-    /// Lets go of the exclusive file lock: still holding it, the only changes the watch has
-    /// queued are this process's own, which need no catching up.
-    func releaseWriteLock(_ s: inout State) {
-        _ = watch.changed(fileName, since: &s.mark)
+    /// Lets go of the exclusive file lock. `caughtUp`: the write succeeded, so the state holds
+    /// everything in the file, and the changes the watch has queued (still holding the lock,
+    /// only this process's own) need no catching up; after a failure they are looked at again.
+    func releaseWriteLock(_ s: inout State, caughtUp: Bool) {
+        if caughtUp { _ = watch.changed(fileName, since: &s.mark) }
         s.lockFile.unlock()
     }
 
@@ -364,7 +368,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             secret = try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)).bytes
         }
         if let label = changes.label { metadata.label = label }
-        if let attributes = changes.attributes { metadata.attributes = attributes }
+        if let attributes = changes.attributes(replacing: metadata.attributes) { metadata.attributes = attributes }
         metadata.modified = now
         return (metadata, secret)
     }

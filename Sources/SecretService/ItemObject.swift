@@ -93,9 +93,7 @@ struct ItemObject: DBusObject {
         case Item.Property.attributes:
             changes = ItemChanges(attributes: try [String: String](dbusValue: value))
         default:
-            var attributes = try server.keychain.metadata(of: reference).attributes
-            attributes[ItemClass.schemaAttribute] = try String(dbusValue: value)
-            changes = ItemChanges(attributes: attributes)
+            changes = ItemChanges(schema: try String(dbusValue: value))
         }
         let (server, reference, path) = (server, reference, path)
         server.write(.update(reference.item, changes), in: reference.collection) { outcome in

@@ -84,3 +84,20 @@ import Testing
                 == ["first", "second", "third"])
     }
 }
+
+/// A change of an item's type sets `xdg:schema` on the attributes the item has when it is
+/// committed: a change of attributes committed before it is kept, in memory and on file.
+struct SchemaChangeTests {
+    @Test(arguments: ["session", "file"])
+    func aTypeChangeKeepsTheAttributesOfTheMomentItIsCommitted(backend: String) throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        let id = backend == "session" ? CollectionID.session : try keychain.createCollection(label: "Types", password: try password("pw"))
+        let item = try keychain.add(NewItem(label: "item", attributes: ["a": "1"], secret: try secret("s")), to: id)
+        try keychain.update(item, with: ItemChanges(attributes: ["b": "2"]))
+        try keychain.update(item, with: ItemChanges(schema: "org.example.Type"))
+        #expect(try keychain.metadata(of: item).attributes == ["b": "2", ItemClass.schemaAttribute: "org.example.Type"])
+        #expect(try keychain.search(Query(attributes: [ItemClass.schemaAttribute: "org.example.Type"], collection: id)).map(\.reference) == [item])
+        #expect(throws: CofferError.self) { try keychain.update(item, with: ItemChanges(schema: String(repeating: "x", count: 1 << 20))) }
+    }
+}
