@@ -1,6 +1,6 @@
 import CofferCore
 import CofferCrypto
-import Foundation
+import FoundationEssentials
 import Synchronization
 import SystemKit
 
@@ -30,7 +30,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit = environment["COFFER_DATA_DIR"], !explicit.isEmpty { return explicit }
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/coffer" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FileSystem.homeDirectoryOfThisUser()
         return home + "/.local/share/coffer"
     }
 
@@ -60,7 +60,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     }
 
     public static let warnOnStandardError: @Sendable (String) -> Void = { message in
-        FileHandle.standardError.write(Data("coffer: warning: \(message)\n".utf8))
+        try? FileDescriptor.standardError.writeAll(Array("coffer: warning: \(message)\n".utf8))
     }
 
     /// What `CollectionInfo.recovery` says of collection `id` in `directory` once damage was set
@@ -76,9 +76,9 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     public static func collectionIDs(in directory: String) throws(CofferError) -> [CollectionID] {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            names = try FileSystem.names(in: directory)
         } catch {
-            throw .io("cannot list \(directory): \(error.localizedDescription)")
+            throw .io("cannot list \(directory): \(error.reason)")
         }
         return names.compactMap { name -> CollectionID? in
             guard name.hasSuffix(storeExtension) else { return nil }
@@ -218,14 +218,13 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
 
     private static func makeDirectory(_ path: String) throws(CofferError) {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileSystem.makeDirectories(path, permissions: 0o700)
         } catch {
-            throw .io("cannot create \(path): \(error.localizedDescription)")
+            throw .io("cannot create \(path): \(error.reason)")
         }
         try PosixFile.setPermissions(of: path, to: 0o700)
         // Temporary files a crash left behind hold nothing that is not in the real files.
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let names = (try? FileSystem.names(in: path)) ?? []
         for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-") {
             if let pid = Int32(name.split(separator: "-").last ?? ""), pid != ProcessControl.currentID,
                !ProcessControl.isRunning(pid) {

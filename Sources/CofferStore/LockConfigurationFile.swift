@@ -1,5 +1,5 @@
 import CofferCore
-import Foundation
+import FoundationEssentials
 import Synchronization
 import SystemKit
 
@@ -20,7 +20,7 @@ public final class LockConfigurationFile: Sendable {
     /// Where the file is for a user with `environment`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/coffer/coffer.conf" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FileSystem.homeDirectoryOfThisUser()
         return home + "/.config/coffer/coffer.conf"
     }
 
@@ -62,11 +62,8 @@ public final class LockConfigurationFile: Sendable {
     public func write(_ configuration: LockConfiguration) throws(CofferError) {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         let temporary = "\(path).new-\(ProcessControl.currentID)"
-        do {
-            if !directory.isEmpty {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            }
+        do throws(Errno) {
+            if !directory.isEmpty { try FileSystem.makeDirectories(directory, permissions: 0o700) }
             let file = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .noFollow], permissions: 0o600)
             defer { file.close() }
             try file.truncate(to: 0)
@@ -74,12 +71,9 @@ public final class LockConfigurationFile: Sendable {
             try file.synchronize()
             try FileSystem.rename(temporary, to: path)
             if !directory.isEmpty { try? FileSystem.synchronizeDirectory(directory) }
-        } catch let error as Errno {
-            try? FileSystem.remove(temporary)
-            throw .io("cannot write \(path): \(error.reason)")
         } catch {
             try? FileSystem.remove(temporary)
-            throw .io("cannot write \(path): \(error.localizedDescription)")
+            throw .io("cannot write \(path): \(error.reason)")
         }
     }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+internal import SystemKit
 
 /// Runs a connection's event loop on a background thread until `stop()`.
 public final class LoopThread: @unchecked Sendable {
@@ -8,12 +8,10 @@ public final class LoopThread: @unchecked Sendable {
 
     public init(_ connection: DBusConnection) {
         self.connection = connection
-        let thread = Thread { [connection, finished] in
+        Threads.start(name: "D-Bus loop") { [connection, finished] in
             connection.run()
             finished.signal()
         }
-        thread.name = "D-Bus loop \(connection.uniqueName)"
-        thread.start()
     }
 
     /// Stops the loop and waits (at most 10 s) for the thread to leave `run()`; returns whether it did.

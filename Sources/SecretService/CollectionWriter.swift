@@ -1,7 +1,7 @@
 import CofferCore
 import Dispatch
-import Foundation
 import Synchronization
+import SystemKit
 
 /// The durable writes of one collection, done off the D-Bus loop: changes that arrive while a
 /// commit runs wait and then go together in the next one, so that concurrent clients share its
@@ -29,10 +29,7 @@ final class CollectionWriter: Sendable {
     init(keychain: Keychain, collection: CollectionID) {
         self.keychain = keychain
         self.collection = collection
-        let thread = Thread { [self] in run() }
-        thread.name = "coffer writer \(collection.rawValue)"
-        thread.qualityOfService = .userInitiated
-        thread.start()
+        Threads.start(name: "writer \(collection.rawValue)") { [self] in run() }
     }
 
     /// Queues `change`; `done` gets its outcome.

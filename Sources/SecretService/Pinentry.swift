@@ -1,5 +1,6 @@
 import CofferCrypto
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import SystemKit
 

@@ -141,7 +141,7 @@ final class PinentryConversation {
             guard required else { return }
             // Drop the error source tag pinentry appends ("... <Pinentry>").
             var message = Substring(text)
-            if message.hasSuffix(">"), let tag = message.range(of: " <", options: .backwards) {
+            if message.hasSuffix(">"), let tag = message.ranges(of: " <").last {
                 message = message[..<tag.lowerBound]
             }
             throw .failed("\(program) failed: \(message.isEmpty ? "error \(code)" : String(message))")

@@ -3,7 +3,8 @@ import CofferCore
 import CofferCrypto
 import CofferStore
 import DBusKit
-import Foundation
+import FoundationEssentials
+import Glibc
 import SecretService
 import SystemKit
 
@@ -94,9 +95,9 @@ struct Cofferd: ParsableCommand {
         do {
             let command = try parse()
             try command.run()
-            Foundation.exit(ExitStatus.success)
+            Glibc.exit(ExitStatus.success)
         } catch {
-            Foundation.exit(StartupError.report(error))
+            Glibc.exit(StartupError.report(error))
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemKit
 
 /// Detaches from the terminal: the parent waits until the child reports that it serves (or

@@ -2,7 +2,8 @@ import ArgumentParser
 import CofferCore
 import CofferCrypto
 import DBusKit
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemKit
 
 /// cofferd's exit statuses (listed in `cofferd --help`).
@@ -53,7 +54,7 @@ struct StartupError: Error, CustomStringConvertible {
                 if !text.isEmpty { try? FileDescriptor.standardOutput.writeAll(Array((text + "\n").utf8)) }
                 return ExitStatus.success
             }
-            let text = Cofferd.message(for: error).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            let text = Cofferd.message(for: error).split(whereSeparator: \.isNewline).map(trimmed)
                 .filter { !$0.isEmpty }.joined(separator: "; ")
             (message, status) = code == .validationFailure ? ("\(text) (see: cofferd --help)", ExitStatus.usage)
                                                            : ("unexpected failure: \(text)", ExitStatus.failure)
@@ -61,4 +62,11 @@ struct StartupError: Error, CustomStringConvertible {
         Log.line(message)
         return status
     }
+}
+
+/// `line` without the blanks at either end.
+private func trimmed(_ line: Substring) -> String {
+    let start = line.firstIndex { !$0.isWhitespace } ?? line.endIndex
+    let end = line.lastIndex { !$0.isWhitespace }.map(line.index(after:)) ?? start
+    return String(line[start..<max(start, end)])
 }

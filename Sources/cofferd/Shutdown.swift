@@ -1,6 +1,7 @@
 import DBusKit
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemKit
 
 /// Clean exits: on SIGTERM or SIGINT, and when another daemon takes the bus name over. Every

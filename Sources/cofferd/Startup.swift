@@ -1,7 +1,8 @@
 import CofferCore
 import CofferCrypto
 import DBusKit
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemKit
 
 /// The steps between parsing flags and serving.

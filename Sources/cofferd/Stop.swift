@@ -1,5 +1,6 @@
 import DBusKit
-import Foundation
+import FoundationEssentials
+import Glibc
 import SystemKit
 
 /// `cofferd --stop`: stops the cofferd serving this bus (SIGTERM: it finishes what it was

@@ -8,7 +8,7 @@ import Testing
 
 /// While a writer flushes its records to the disk, this process's readers go on with the
 /// collection as it was, and other writers wait their turn; the change shows once durable.
-@Suite(.timeLimit(.minutes(2))) struct FlushTests {
+@Suite(.timeLimit(.minutes(10))) struct FlushTests {
     /// A flush held at its start until the test lets it go.
     final class HeldFlush: Sendable {
         let armed = Atomic(false)
