@@ -16,9 +16,16 @@ enum ConcurrentWriters {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
+    /// This process's CPU time so far, in nanoseconds.
+    static func cpuTime() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
     /// The writer process: `--writer ADDRESS COLLECTION COUNT FIRST GOFILE`. Says `ready`, waits
-    /// for GOFILE to exist, creates COUNT items, then prints `span START END` and one latency
-    /// (µs) per line.
+    /// for GOFILE to exist, creates COUNT items, then prints `span START END CPU` (CPU: the
+    /// nanoseconds of CPU it used meanwhile) and one latency (µs) per line.
     static func runWriter(_ arguments: [String]) throws -> Never {
         guard arguments.count == 5, let collection = ObjectPath(validating: arguments[1]), let count = Int(arguments[2]),
               let first = Int(arguments[3]) else { Options.usage() }
@@ -26,6 +33,7 @@ enum ConcurrentWriters {
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         while !FileManager.default.fileExists(atPath: arguments[4]) { usleep(500) }
         var latencies: [UInt64] = []
+        let cpuStart = cpuTime()
         let start = now()
         for n in first..<(first + count) {
             let before = now()
@@ -33,7 +41,7 @@ enum ConcurrentWriters {
             latencies.append((now() - before) / 1000)
         }
         let end = now()
-        let report = (["span \(start) \(end)"] + latencies.map(String.init)).joined(separator: "\n") + "\n"
+        let report = (["span \(start) \(end) \(cpuTime() - cpuStart)"] + latencies.map(String.init)).joined(separator: "\n") + "\n"
         FileHandle.standardOutput.write(Data(report.utf8))
         exit(0)
     }
@@ -46,6 +54,8 @@ enum ConcurrentWriters {
         var p99: Double
         /// The CPU each watched process (provider, dbus-daemon) used meanwhile, in cores.
         var cpuShare: [Double]
+        /// The CPU the writers used together, in cores.
+        var clientsShare: Double
     }
 
     /// Starts `clients` writers of `perClient` items each on the bus at `address` and lets them
@@ -64,15 +74,17 @@ enum ConcurrentWriters {
         }
         let cpuBefore = pids.map(cpuNanoseconds)
         FileManager.default.createFile(atPath: go, contents: nil)
-        var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = []
+        var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = [], clientsCPU = 0.0
         for writer in writers {
             let result = writer.wait(timeout: 600)
             guard result.exitCode == 0 else { throw BenchError("a writer failed: \(result)") }
             for line in result.stdout.split(separator: "\n") {
                 let fields = line.split(separator: " ")
-                if fields.first == "span", fields.count == 3, let start = UInt64(fields[1]), let end = UInt64(fields[2]) {
+                if fields.first == "span", fields.count == 4, let start = UInt64(fields[1]), let end = UInt64(fields[2]),
+                   let cpu = Double(fields[3]) {
                     starts.append(start)
                     ends.append(end)
+                    clientsCPU += cpu
                 } else if let latency = Double(line) {
                     latencies.append(latency)
                 }
@@ -84,7 +96,7 @@ enum ConcurrentWriters {
         let nanoseconds = Double(end - start)
         return Result(clients: clients, createsPerSecond: Double(latencies.count) / (nanoseconds / 1e9),
                       p50: latencies[latencies.count / 2], p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
-                      cpuShare: zip(cpuBefore, cpuAfter).map { ($1 - $0) / nanoseconds })
+                      cpuShare: zip(cpuBefore, cpuAfter).map { ($1 - $0) / nanoseconds }, clientsShare: clientsCPU / nanoseconds)
     }
 }
 

@@ -405,12 +405,13 @@ if options.baseline != nil {
 }
 
 if options.clients != nil {
-    print("writers creating at once (each its own process and connection)")
+    print("writers creating at once (each its own process and connection; this machine has \(ProcessInfo.processInfo.activeProcessorCount) cores)")
     for column in order {
         guard let results = concurrency[column], let one = results.first, let many = results.last else { continue }
         for r in results {
-            print(String(format: "  %-28@ %3d client(s): %7.0f creates/s  p50 %7.0f µs  p99 %7.0f µs  provider %.2f cores, dbus-daemon %.2f cores",
-                         column as NSString, r.clients, r.createsPerSecond, r.p50, r.p99, r.cpuShare.first ?? 0, r.cpuShare.last ?? 0))
+            print(String(format: "  %-28@ %3d client(s): %7.0f creates/s  p50 %7.0f µs  p99 %7.0f µs  provider %.2f cores, dbus-daemon %.2f cores, clients %.2f cores",
+                         column as NSString, r.clients, r.createsPerSecond, r.p50, r.p99, r.cpuShare.first ?? 0, r.cpuShare.last ?? 0,
+                         r.clientsShare))
         }
         let ratio = many.createsPerSecond / max(one.createsPerSecond, 0.001)
         print(String(format: "  %-28@ %d clients / 1: %.2f× (target ≥ 3×: %@)", column as NSString, many.clients, ratio,
