@@ -73,7 +73,7 @@ enum ConcurrentWriters {
             throw BenchError("a writer did not start: \(writer.stderr)")
         }
         let cpuBefore = pids.map(cpuNanoseconds)
-        FileManager.default.createFile(atPath: go, contents: nil)
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
         var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = [], clientsCPU = 0.0
         for writer in writers {
             let result = writer.wait(timeout: 600)
