@@ -95,11 +95,14 @@ struct Options {
 struct Provider {
     let name: String
     let executable: String
-    var arguments: [String]
+    let arguments: [String]
     /// Extra environment given its data directory.
     let environment: (String) -> [String: String]
     /// Where the items go.
     var collection = defaultCollection
+    /// The yardstick (`BareProvider`): measured on the calls alone, not with secret-tool or
+    /// concurrent writers.
+    var isBare = false
 }
 
 /// A client with a DH session to the provider.
@@ -216,7 +219,8 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
     var environment = ProcessInfo.processInfo.environment
     environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
     environment.merge(provider.environment(directory)) { $1 }
-    let daemon = try ChildProcess(provider.executable, arguments: provider.arguments, environment: environment,
+    let arguments = provider.arguments.map { $0 == "DATA" ? directory + "/data" : $0 }
+    let daemon = try ChildProcess(provider.executable, arguments: arguments, environment: environment,
                                   stdin: Array("bench password".utf8))
     defer { _ = daemon.terminate() }
 
@@ -228,9 +232,9 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
     }
     // Coffer's default policy asks before another program (secret-tool) reads a secret; the
     // other providers have no such check, so the collection is made `open` for the comparison.
-    if let flag = provider.arguments.firstIndex(of: "--data-dir"), flag + 1 < provider.arguments.count {
+    if let flag = arguments.firstIndex(of: "--data-dir"), flag + 1 < arguments.count {
         guard let coffer = Executables.built("coffer") else { throw BenchError("coffer is not built next to the benchmark") }
-        let policy = try ChildProcess(coffer, arguments: ["--data-dir", provider.arguments[flag + 1], "policy", "--password-stdin", "open"],
+        let policy = try ChildProcess(coffer, arguments: ["--data-dir", arguments[flag + 1], "policy", "--password-stdin", "open"],
                                       environment: environment, stdin: Array("bench password\n".utf8)).wait(timeout: 60)
         guard policy.exitCode == 0 else { throw BenchError("coffer policy open failed: \(policy)") }
     }
@@ -287,14 +291,14 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
     if created.count >= samples { try time("Delete") { i in
         try client.library.deleteItem(created[i])
     } }
-    if let tool = Executables.inPath("secret-tool") {
+    if !provider.isBare, let tool = Executables.inPath("secret-tool") {
         try time("secret-tool lookup (process)", samples: 10) { i in
             let lookup = try ChildProcess(tool, arguments: ["lookup", "service", "bench.example.org", "account", "user\(i)"],
                                           environment: environment)
             precondition(!lookup.wait(timeout: 30).stdout.isEmpty)
         }
     }
-    if let clients = options.clients {
+    if !provider.isBare, let clients = options.clients {
         var next = size * 10
         for count in [1, clients] {
             let outcome = try ConcurrentWriters.measure(address: bus.address, collection: provider.collection, clients: count,
@@ -314,6 +318,9 @@ nonisolated(unsafe) var concurrency: [String: [ConcurrentWriters.Result]] = [:]
 if CommandLine.arguments.dropFirst().first == "--writer" {
     try ConcurrentWriters.runWriter(Array(CommandLine.arguments.dropFirst(2)))
 }
+if CommandLine.arguments.dropFirst().first == "--bare-provider" {
+    BareProvider.run(Array(CommandLine.arguments.dropFirst(2)))
+}
 let options = Options(CommandLine.arguments)
 var providers: [Provider] = []
 if let cofferd = options.cofferd ?? Executables.built("cofferd") {
@@ -327,6 +334,10 @@ if let baseline = options.baseline {
     providers.append(Provider(name: "coffer (baseline)", executable: baseline,
                               arguments: ["--unlock", "--foreground", "--data-dir", "DATA"]) { _ in [:] })
 }
+if let me = Executables.built("coffer-bus-bench") {
+    providers.append(Provider(name: "bare provider", executable: me, arguments: ["--bare-provider", "DATA"], environment: { _ in [:] },
+                              isBare: true))
+}
 if let keyring = Executables.inPath("gnome-keyring-daemon") {
     let inSession = options.keyringCollection == sessionCollection
     providers.append(Provider(name: inSession ? "gnome-keyring (session)" : "gnome-keyring", executable: keyring,
@@ -338,16 +349,11 @@ if let keyring = Executables.inPath("gnome-keyring-daemon") {
 var table: [String: [String: Timing]] = [:]   // "provider N" -> operation -> µs
 var order: [String] = []
 for provider in providers {
-    for size in provider.name.hasPrefix("coffer") ? options.sizes : (options.keyringSizes ?? options.sizes) {
-        var run = provider
-        if run.name.hasPrefix("coffer") {
-            let data = FileManager.default.temporaryDirectory.appendingPathComponent("bus-bench-data-\(UUID().uuidString)").path
-            run.arguments = run.arguments.map { $0 == "DATA" ? data : $0 }
-        }
+    for size in !provider.name.hasPrefix("gnome-keyring") ? options.sizes : (options.keyringSizes ?? options.sizes) {
         let column = "\(provider.name) N=\(size)"
         order.append(column)
         FileHandle.standardError.write(Data("measuring \(column)…\n".utf8))
-        table[column] = try measure(run, size: size, options: options) ?? [:]
+        table[column] = try measure(provider, size: size, options: options) ?? [:]
     }
 }
 
@@ -421,13 +427,13 @@ if options.clients != nil {
 
 // The targets of the speed work, each as a ratio measured in this run, and whether it holds.
 print("targets (this run)")
-for column in order where column.hasPrefix("coffer N=") {
+for column in order where column.hasPrefix("coffer N=") || column.hasPrefix("bare provider N=") {
     guard let row = table[column] else { continue }
     func wall(_ operation: String) -> Double? { row[operation]?.wall }
     func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×") {
         guard let ratio else { return }
         let measured = String(format: "%.2f", ratio) + unit, target = String(format: "%.2f", limit) + unit
-        print("  " + column.padding(toLength: 16, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
+        print("  " + column.padding(toLength: 22, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
               + measured.padding(toLength: 10, withPad: " ", startingAt: 0)
               + "target ≤ \(target): " + (ratio <= limit ? "holds" : "does not hold"))
     }
