@@ -110,12 +110,13 @@ final class BareProvider: @unchecked Sendable {   // used on its loop thread onl
 
     fileprivate func getSecrets(_ paths: [ObjectPath], call: MethodCall) throws {
         let encryptor = try sessionKey?.encryptor()
+        let ivs = encryptor == nil ? [] : Random.nonce(AES128CBC.blockLength * paths.count)
         try call.replyWithDictionary(keySignature: .objectPath, valueSignature: WireSecret.dbusType) { add in
-            for path in paths {
+            for (position, path) in paths.enumerated() {
                 guard let item = items[path] else { continue }
                 var wire = WireSecret(session: Self.session, parameters: [], value: item.secret, contentType: item.contentType)
                 if let encryptor {
-                    wire.parameters = Random.nonce(AES128CBC.blockLength)
+                    wire.parameters = Array(ivs[position * AES128CBC.blockLength ..< (position + 1) * AES128CBC.blockLength])
                     wire.value = try SecureBytes(try encryptor.encrypt(item.secret, iv: wire.parameters))
                 }
                 try add(.objectPath(path), wire.dbusValue)

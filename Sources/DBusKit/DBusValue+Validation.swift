@@ -8,9 +8,10 @@ extension DBusValue {
     /// Throws `invalidArgs` naming the problem.
     public func validate() throws(DBusError) {
         try validate(depth: 0)
+        _ = try Signature(signatureString)
     }
 
-    /// Validates a message body: every value, and the concatenated signature.
+    /// Validates a message body: every value, and the concatenated signature (parsed once).
     static func validateBody(_ values: [DBusValue]) throws(DBusError) -> Signature {
         for v in values { try v.validate(depth: 0) }
         return try DBusValue.signature(of: values)
@@ -18,7 +19,10 @@ extension DBusValue {
 
     private static let maxTotalDepth = 64
 
-    private func validate(depth: Int) throws(DBusError) {
+    /// Validates the contents at nesting `depth`, not the signature's own limits (length,
+    /// array and structure depth): `validate()` and `validateBody` parse it once after, and a
+    /// value whose type was checked against an already valid `Signature` (`isOfType`) needs none.
+    func validate(depth: Int) throws(DBusError) {
         if depth > DBusValue.maxTotalDepth {
             throw .invalidArgs("value nested deeper than \(DBusValue.maxTotalDepth) containers")
         }
@@ -41,7 +45,7 @@ extension DBusValue {
                 throw .invalidArgs("array element signature '\(element)' is not a single complete type")
             }
             for item in items {
-                guard item.signatureString == element.rawValue else {
+                guard item.isOfType(element) else {
                     throw .invalidArgs("array of '\(element)' holds a value of type '\(item.signatureString)'")
                 }
                 try item.validate(depth: depth + 1)
@@ -52,7 +56,7 @@ extension DBusValue {
                 throw .invalidArgs("dictionary value signature '\(v)' is not a single complete type")
             }
             for e in entries {
-                guard e.key.signatureString == k.rawValue, e.value.signatureString == v.rawValue else {
+                guard e.key.isOfType(k), e.value.isOfType(v) else {
                     throw .invalidArgs("dictionary a{\(k)\(v)} holds an entry of types '\(e.key.signatureString)', '\(e.value.signatureString)'")
                 }
                 try e.key.validate(depth: depth + 2)
@@ -67,6 +71,27 @@ extension DBusValue {
         case .unixFD(let descriptor):
             guard descriptor.isOpen else { throw .invalidArgs("a file descriptor (type 'h') that was closed already cannot be sent") }
         }
-        if depth == 0 { _ = try Signature(signatureString) }
+    }
+
+    /// Whether this value's signature is exactly `signature`, compared without building the
+    /// signature's text.
+    func isOfType(_ signature: Signature) -> Bool {
+        var rest = signature.rawValue.utf8[...]
+        return matchesPrefix(of: &rest) && rest.isEmpty
+    }
+
+    /// Whether `rest` starts with this value's signature; if so, drops it from `rest`.
+    private func matchesPrefix(of rest: inout Substring.UTF8View) -> Bool {
+        func take(_ text: String) -> Bool {
+            guard rest.starts(with: text.utf8) else { return false }
+            rest = rest.dropFirst(text.utf8.count)
+            return true
+        }
+        switch self {
+        case .array(let element, _): return take("a") && take(element.rawValue)
+        case .dictionary(let k, let v, _): return take("a{") && take(k.rawValue) && take(v.rawValue) && take("}")
+        case .structure(let fields): return take("(") && fields.allSatisfy { $0.matchesPrefix(of: &rest) } && take(")")
+        default: return take(signatureString)
+        }
     }
 }

@@ -28,11 +28,11 @@ enum MessageWriter {
                 check(element.withCString { dbus_message_iter_open_container(it, cdbus_type_array, $0, s) })
                 do {
                     try fill { (k: DBusValue, v: DBusValue) throws(DBusError) in
-                        guard k.signatureString == key.rawValue, v.signatureString == value.rawValue else {
+                        guard k.isOfType(key), v.isOfType(value) else {
                             throw .invalidArgs("dictionary a{\(key)\(value)} given an entry of types '\(k.signatureString)', '\(v.signatureString)'")
                         }
-                        try k.validate()
-                        try v.validate()
+                        try k.validate(depth: 2)
+                        try v.validate(depth: 2)
                         try container(s, cdbus_type_dict_entry, nil) { (e) throws(DBusError) in
                             try append(k, to: e)
                             try append(v, to: e)

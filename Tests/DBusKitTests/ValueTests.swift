@@ -143,6 +143,41 @@ import Testing
         #expect(message.signature == .empty)
     }
 
+    /// Array elements and dictionary entries are compared with their declared type field by
+    /// field: a structure with a field too many or too few, or another container, is refused.
+    @Test(arguments: [
+        ("(si)", DBusValue.structure([.string("a"), .int32(1)]), true),
+        ("(si)", .structure([.string("a"), .string("b")]), false),
+        ("(si)", .structure([.string("a"), .int32(1), .int32(2)]), false),
+        ("(s)", .structure([.string("a"), .int32(1)]), false),
+        ("(sii)", .structure([.string("a"), .int32(1)]), false),
+        ("a{sv}", .variantDictionary(["k": .uint32(1)]), true),
+        ("a{ss}", .variantDictionary([:]), false),
+        ("aay", .array(elementSignature: "ay", [.bytes([1])]), true),
+        ("aay", .bytes([]), false),
+        ("(oayays)", ValueTests.secret, true),
+        ("(oays)", ValueTests.secret, false),
+        ("((s)y)", .structure([.structure([.string("x")]), .byte(1)]), true),
+        ("((s)y)", .structure([.structure([.string("x"), .byte(1)])]), false),
+    ] as [(Signature, DBusValue, Bool)])
+    func elementTypesAreComparedFieldByField(_ type: Signature, _ value: DBusValue, _ matches: Bool) throws {
+        let array = DBusValue.array(elementSignature: type, [value])
+        let dictionary = DBusValue.dictionary(keySignature: .string, valueSignature: type, [.init(key: .string("k"), value: value)])
+        let message = try DBusMessage.signal(path: "/a", interface: "org.coffer.Test", member: "S")
+        if matches {
+            try array.validate()
+            try dictionary.validate()
+            try message.appendDictionary(keySignature: .string, valueSignature: type) { add in try add(.string("k"), value) }
+            #expect(try message.arguments() == [dictionary])
+        } else {
+            #expect(throws: DBusError.self) { try array.validate() }
+            #expect(throws: DBusError.self) { try dictionary.validate() }
+            #expect(throws: DBusError.self) {
+                try message.appendDictionary(keySignature: .string, valueSignature: type) { add in try add(.string("k"), value) }
+            }
+        }
+    }
+
     @Test func namesAreValidatedBeforeLibdbus() {
         #expect(throws: DBusError.self) { try DBusMessage.methodCall(destination: "not a name", path: "/", interface: nil, member: "M") }
         #expect(throws: DBusError.self) { try DBusMessage.methodCall(destination: nil, path: "/", interface: "noDots", member: "M") }
