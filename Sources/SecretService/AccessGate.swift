@@ -96,8 +96,11 @@ final class AccessGate: @unchecked Sendable {
         consent?.closeDialogs()
     }
 
+    /// Writes `event` to the audit log once the call at hand is answered: the write is not on
+    /// the client's path, and lines keep the order they were recorded in.
     func record(_ event: AuditEvent) {
-        audit?.record(event)
+        guard let audit else { return }
+        server.connection.post { audit.record(event) }
     }
 
     // MARK: Reads
@@ -213,7 +216,7 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// One audit event per item decided (each item once, however often it was asked for), in
-    /// one write.
+    /// one write once the call is answered.
     private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision],
                         details: [ItemReference: String] = [:]) {
         guard let audit else { return }
@@ -230,7 +233,7 @@ final class AccessGate: @unchecked Sendable {
             events.append(AuditEvent(action: .read, outcome: outcome, application: result.application, collection: reference.collection,
                                      item: reference.item, label: decided.label, detail: detail))
         }
-        audit.record(contentsOf: events)
+        server.connection.post { [events] in audit.record(contentsOf: events) }
     }
 
     /// The error a client gets for a secret it may not read: who, why, and how the user can
