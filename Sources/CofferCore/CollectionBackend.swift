@@ -40,10 +40,13 @@ public struct ChangedItem: Equatable, Sendable {
     public let id: ItemID
     /// False when an update, a removal, or an insert that replaced an existing item.
     public let isNew: Bool
+    /// The item's label after the change (nil for a removal).
+    public let label: String?
 
-    public init(id: ItemID, isNew: Bool) {
+    public init(id: ItemID, isNew: Bool, label: String?) {
         self.id = id
         self.isNew = isNew
+        self.label = label
     }
 }
 

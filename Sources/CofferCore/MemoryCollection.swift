@@ -170,7 +170,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                 let changes = ItemChanges(label: new.label, attributes: new.attributes, secret: new.secret)
                 if case .overwrite(let id) = try policy.resolve(existing: existing) {
                     try update(id, with: changes, owner: .some(new.owner), in: &s, at: now, budget: budget)
-                    touched.append(ChangedItem(id: id, isNew: false))
+                    touched.append(ChangedItem(id: id, isNew: false, label: s.items[id]?.metadata.label))
                     continue
                 }
                 let id = s.nextID
@@ -183,14 +183,14 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                 s.nextID += 1
                 s.items[id] = entry
                 s.index.insert(id, terms: termList(new.attributes))
-                touched.append(ChangedItem(id: id, isNew: true))
+                touched.append(ChangedItem(id: id, isNew: true, label: new.label))
             case .update(let id, let changes):
                 try update(id, with: changes, owner: nil, in: &s, at: now, budget: budget)
-                touched.append(ChangedItem(id: id, isNew: false))
+                touched.append(ChangedItem(id: id, isNew: false, label: s.items[id]?.metadata.label))
             case .remove(let id):
                 if let old = s.items.removeValue(forKey: id) { refund(old, in: &s) }
                 s.index.remove(id)
-                touched.append(ChangedItem(id: id, isNew: false))
+                touched.append(ChangedItem(id: id, isNew: false, label: nil))
             }
         }
         if !changes.isEmpty { s.modified = now }

@@ -239,7 +239,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                                                     publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
                 }
                 sequence += 1
-                touched.append(ChangedItem(id: item, isNew: isNew))
+                touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label))
             }
             return (Records(frames: batch, lastRecordAt: lastRecordAt, touched: touched.map(\.id)), touched)
         }

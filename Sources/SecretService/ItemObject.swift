@@ -55,9 +55,9 @@ struct ItemObject: DBusObject {
             let secret = try server.secret(from: input.secret, for: call.sender)
             server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection) { outcome in
                 do {
-                    _ = try outcome.get()
+                    let changed = try outcome.get()
                     call.reply(NoArguments())
-                    server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed")
+                    server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed", label: changed.label)
                     server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
                 } catch {
                     call.fail(error)
@@ -98,9 +98,9 @@ struct ItemObject: DBusObject {
         let (server, reference, path) = (server, reference, path)
         server.write(.update(reference.item, changes), in: reference.collection) { outcome in
             do {
-                _ = try outcome.get()
+                let changed = try outcome.get()
                 call.reply([])
-                server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed")
+                server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed", label: changed.label)
                 server.emitPropertiesChanged(path, Item.name, changed: [name: value])
                 server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
             } catch {
