@@ -93,9 +93,11 @@ final class DirectoryWatch: @unchecked Sendable {
         }
     }
 
-    /// Reads every queued event and records the files they name.
+    /// Reads every queued event and records the files they name: one read when they fit in
+    /// its buffer (as they do unless many files changed at once).
     private func drain(_ s: inout State) {
-        while let events = s.inotify?.readEvents(), !events.isEmpty {
+        repeat {
+            guard let events = s.inotify?.readEvents(), !events.isEmpty else { return }
             s.version += 1
             for event in events {
                 if event.events.contains(.queueOverflow) {
@@ -117,6 +119,6 @@ final class DirectoryWatch: @unchecked Sendable {
                     s.changed[Self.listing] = s.version
                 }
             }
-        }
+        } while s.inotify?.mayHaveMore == true
     }
 }

@@ -37,6 +37,13 @@ public struct Inotify {
 
     private let descriptor: FileDescriptor
     private var buffer = [UInt8](repeating: 0, count: 4096)
+    /// The size of the largest event: its header and a name of NAME_MAX bytes and a NUL.
+    private static let largestEvent = 16 + Int(NAME_MAX) + 1
+
+    /// Whether the last `readEvents` filled its buffer so far that more events may be queued
+    /// behind them; false when it left room for another, so that it returned everything
+    /// queued when it read (and no second read is needed to drain the queue).
+    public private(set) var mayHaveMore = false
 
     /// A new instance, non-blocking and close-on-exec.
     public init() throws(Errno) {
@@ -55,6 +62,7 @@ public struct Inotify {
         let count = (try? retryingInterrupted("read") {
             buffer.withUnsafeMutableBytes { Glibc.read(descriptor.rawValue, $0.baseAddress, $0.count) }
         }) ?? 0
+        mayHaveMore = count > buffer.count - Self.largestEvent
         var events: [Event] = []
         var offset = 0
         // struct inotify_event: wd, mask, cookie, len (host byte order), then len bytes of name.
