@@ -56,6 +56,13 @@ enum ConcurrentWriters {
         var cpuShare: [Double]
         /// The CPU the writers used together, in cores.
         var clientsShare: Double
+
+        /// The CPU one create took in all (provider, dbus-daemon and its writer), in µs.
+        var cpuPerCreate: Double { (cpuShare.reduce(0, +) + clientsShare) * 1e6 / createsPerSecond }
+
+        /// The creates per second `cores` could do at that cost if they did nothing else: what
+        /// no provider of this cost can exceed on the machine, however it schedules its work.
+        func ceiling(cores: Int) -> Double { Double(cores) * 1e6 / cpuPerCreate }
     }
 
     /// Starts `clients` writers of `perClient` items each on the bus at `address` and lets them

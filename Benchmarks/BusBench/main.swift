@@ -422,6 +422,9 @@ if options.clients != nil {
         let ratio = many.createsPerSecond / max(one.createsPerSecond, 0.001)
         print(String(format: "  %-28@ %d clients / 1: %.2f× (target ≥ 3×: %@)", column as NSString, many.clients, ratio,
                      (ratio >= 3 ? "holds" : "does not hold") as NSString))
+        let cores = ProcessInfo.processInfo.activeProcessorCount, ceiling = many.ceiling(cores: cores)
+        print(String(format: "  %-28@ CPU per create with %d clients (provider + dbus-daemon + writer): %.0f µs; %d cores allow at most %.0f creates/s at that cost, %.2f× one writer",
+                     column as NSString, many.clients, many.cpuPerCreate, cores, ceiling, ceiling / max(one.createsPerSecond, 0.001)))
     }
 }
 
