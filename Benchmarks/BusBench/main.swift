@@ -470,7 +470,7 @@ for column in order where column.hasPrefix("coffer N=") || column.hasPrefix("bar
     func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×") {
         guard let ratio else { return }
         let measured = String(format: "%.2f", ratio) + unit, target = String(format: "%.2f", limit) + unit
-        print("  " + column.padding(toLength: 22, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
+        print("  " + column.padding(toLength: 24, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
               + measured.padding(toLength: 10, withPad: " ", startingAt: 0)
               + "target ≤ \(target): " + (ratio <= limit ? "holds" : "does not hold"))
     }
