@@ -143,18 +143,20 @@ public final class DBusConnection: @unchecked Sendable {
     // MARK: Sending
 
     /// Sends `message` without waiting for a reply. Returns the serial it was sent with.
+    ///
+    /// From any thread: libdbus queues it under its own lock and writes what the socket takes at
+    /// once. Whatever the socket did not take is left to a running loop (libdbus wakes it
+    /// through the wake-up function the loop installed); with no loop running, it is flushed here.
     @discardableResult
     public func send(_ message: DBusMessage) throws(DBusError) -> UInt32 {
         try requireCanSend(message)
-        return try confined { [self] () throws(DBusError) -> UInt32 in
-            var serial: UInt32 = 0
-            guard dbus_connection_send(raw, message.raw, &serial) != 0 else {
-                throw .failed("libdbus: out of memory while sending")
-            }
-            message.markLocked()
-            if !loop.isOnLoopThread { dbus_connection_flush(raw) }
-            return serial
+        var serial: UInt32 = 0
+        guard dbus_connection_send(raw, message.raw, &serial) != 0 else {
+            throw .failed("libdbus: out of memory while sending")
         }
+        message.markLocked()
+        if !loop.runsOnAnotherThread && !loop.isOnLoopThread { dbus_connection_flush(raw) }
+        return serial
     }
 
     /// Sends a method call and waits for its reply. An error reply, a timeout (`NoReply`) or a

@@ -93,17 +93,11 @@ public final class MethodCall: @unchecked Sendable {
         sendNow(result)
     }
 
-    /// Builds and sends the reply, from the loop thread when a loop runs elsewhere.
+    /// Builds and sends the reply from the calling thread: a reply made ready on another thread
+    /// (say, once a write is durable) leaves without waiting for the loop thread to wake up.
     private func sendNow(_ result: Answer) {
-        let message = self.message
-        let connection = self.connection
-        let expected = expectedReplySignature
         let (interface, member) = (self.interface, self.member)
-        let work: @Sendable () -> Void = {
-            MethodCall.send(result, to: message, on: connection, expected: expected, label: { "\(interface).\(member)" })
-        }
-        if connection.loop.runsOnAnotherThread, connection.loop.postIfRunning(work) { return }
-        work()
+        MethodCall.send(result, to: message, on: connection, expected: expectedReplySignature, label: { "\(interface).\(member)" })
     }
 
     private static func send(_ result: Answer, to call: DBusMessage,

@@ -201,6 +201,27 @@ import Testing
         #expect((slowFinished.withLock { $0 } ?? started).timeIntervalSince(started) >= 1.4)
     }
 
+    /// A reply made on another thread leaves from that thread: it reaches the caller while the
+    /// loop thread is busy (here: held until the answer has arrived, or 10 s).
+    @Test func aDeferredReplyLeavesWhileTheLoopThreadIsBusy() throws {
+        let (h, _) = try ObjectServerTests.serving()
+        defer { h.shutdown() }
+        let result = Mutex<[DBusValue]?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        let caller = Thread {
+            let values = try? ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Slow", [.uint32(1000)])
+            result.withLock { $0 = values }
+            answered.signal()
+        }
+        caller.start()
+        usleep(200_000)   // let the call reach the server
+        let answeredWhileHeld = Mutex<Bool?>(nil)
+        h.server.post { answeredWhileHeld.withLock { $0 = answered.wait(timeout: .now() + 10) == .success } }
+        #expect(eventually(timeout: 20) { answeredWhileHeld.withLock { $0 } != nil })
+        #expect(answeredWhileHeld.withLock { $0 } == true, "the reply waited for the loop thread")
+        #expect(result.withLock { $0 } == [.boolean(false)])
+    }
+
     @Test func accessPolicyRejectsCallers() throws {
         let (h, _) = try ObjectServerTests.serving()
         defer { h.shutdown() }
