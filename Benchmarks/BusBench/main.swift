@@ -464,7 +464,7 @@ if options.clients != nil {
 // The targets of the speed work, each as a ratio measured in this run, and whether it holds.
 // A ratio to the floor or to a Ping comes from the call and its reference timed in turn.
 print("targets (this run; a call and its reference timed in turn for each ratio)")
-for column in order where column.hasPrefix("coffer N=") || column.hasPrefix("bare provider N=") {
+for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare provider N=") {
     guard let row = table[column] else { continue }
     func wall(_ operation: String) -> Double? { row[operation]?.wall }
     func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×") {

@@ -17,19 +17,15 @@ struct ItemObject: DBusObject {
         .deferring(Item.Delete.self) { object, _, call in
             let (server, reference) = (object.server, object.reference)
             let label = try? server.keychain.metadata(of: reference).label
-            server.write(.remove(reference.item), in: reference.collection) { outcome in
-                do {
-                    _ = try outcome.get()
-                    call.reply(Item.Delete.Output(prompt: SecretPath.none))
-                    server.audit(by: call.sender) { application in
-                        AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
-                                   item: reference.item, label: label)
-                    }
-                    server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemDeleted, reference)
-                } catch {
-                    call.fail(error)
+            server.write(.remove(reference.item), in: reference.collection, reply: { outcome in
+                call.answer(outcome) { _ in Item.Delete.Output(prompt: SecretPath.none) }
+            }, then: { _ in
+                server.audit(by: call.sender) { application in
+                    AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
+                               item: reference.item, label: label)
                 }
-            }
+                server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemDeleted, reference)
+            })
             return .deferred
         }
         .deferring(Item.GetSecret.self) { object, input, call in
@@ -53,16 +49,12 @@ struct ItemObject: DBusObject {
         .deferring(Item.SetSecret.self) { object, input, call in
             let (server, reference) = (object.server, object.reference)
             let secret = try server.secret(from: input.secret, for: call.sender)
-            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection) { outcome in
-                do {
-                    let changed = try outcome.get()
-                    call.reply(NoArguments())
-                    server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed", label: changed.label)
-                    server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
-                } catch {
-                    call.fail(error)
-                }
-            }
+            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, reply: { outcome in
+                call.answer(outcome) { _ in NoArguments() }
+            }, then: { changed in
+                server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed", label: changed.label)
+                server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
+            })
             return .deferred
         }
 
@@ -96,17 +88,13 @@ struct ItemObject: DBusObject {
             changes = ItemChanges(schema: try String(dbusValue: value))
         }
         let (server, reference, path) = (server, reference, path)
-        server.write(.update(reference.item, changes), in: reference.collection) { outcome in
-            do {
-                let changed = try outcome.get()
-                call.reply([])
-                server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed", label: changed.label)
-                server.emitPropertiesChanged(path, Item.name, changed: [name: value])
-                server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
-            } catch {
-                call.fail(error)
-            }
-        }
+        server.write(.update(reference.item, changes), in: reference.collection, reply: { outcome in
+            call.answer(outcome) { _ in NoArguments() }
+        }, then: { changed in
+            server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed", label: changed.label)
+            server.emitPropertiesChanged(path, Item.name, changed: [name: value])
+            server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
+        })
         return .deferred
     }
 }

@@ -298,13 +298,19 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     // MARK: Writes
 
-    /// Commits `change` to collection `id` off the loop, batched with other clients' changes;
-    /// `then` runs on the loop thread once the outcome is durable (or failed).
-    func write(_ change: ItemChange, in id: CollectionID, then: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void) {
+    /// Commits `change` to collection `id` off the loop, batched with other clients' changes.
+    /// `reply` answers the caller on the writer's thread as soon as the change is durable (or
+    /// has failed), without waiting for the loop thread to wake; after a success, `then` runs on
+    /// the loop thread for what follows (the audit line, the signals).
+    func write(_ change: ItemChange, in id: CollectionID, reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
+               then: @escaping @Sendable (ChangedItem) -> Void) {
         let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
         writers[id] = writer
         let connection = self.connection
-        writer.submit(change) { outcome in connection.post { then(outcome) } }
+        writer.submit(change) { outcome in
+            reply(outcome)
+            if case .success(let changed) = outcome { connection.post { then(changed) } }
+        }
     }
 
     // MARK: The audit log
