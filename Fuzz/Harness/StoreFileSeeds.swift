@@ -4,8 +4,8 @@ import CofferCrypto
 import Foundation
 
 /// Seeds for `StoreFileHarness`: collection files written by the store itself (password
-/// `StoreFileHarness.password`, fast KDF parameters) after typical histories, a torn one, one
-/// with reserved space, and the decoders' own inputs (an item payload, an attribute index).
+/// `StoreFileHarness.password`, fast KDF parameters) after typical histories (one with batches
+/// of several changes), a torn one, one with reserved space, and the decoders' own inputs (an item payload, an attribute index).
 enum StoreFileSeeds {
     static func all() throws -> [Seed] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fuzz-seeds-\(UUID().uuidString)").path
@@ -40,6 +40,11 @@ enum StoreFileSeeds {
         try keychain.updateAccess(of: rules) { $0.add(grant, now: 1_700_000_000) }
         let access = CollectionAccess(policy: .ask, grants: [grant, AccessGrant(application: python, item: nil, granted: 1,
                                                                                  executableDigest: Array(repeating: 7, count: 32))])
+        // Since 0.4: batches of several changes, ended by a commit record.
+        let batches = try keychain.createCollection(label: "Batches", id: CollectionID("batches"), password: password)
+        let added = try keychain.insertAll(try ["1", "2", "3"].map { NewItem(label: $0, attributes: ["n": $0], secret: try secret($0)) },
+                                           into: batches)
+        _ = try keychain.commit([.update(added[0].item, ItemChanges(label: "1b")), .remove(added[1].item)], in: batches)
         let twoItems = try file(login)
         let metadata = ItemMetadata(label: "Git", attributes: ["service": "git"], contentType: "text/plain",
                                     created: 1_700_000_000, modified: 1_700_000_001)
@@ -55,6 +60,7 @@ enum StoreFileSeeds {
             Seed(name: "attribute-index", bytes: AttributeHasher.encode(hasher.terms(["service": "git", "account": "me"]))),
             Seed(name: "store-creators-and-rules", bytes: try file(rules)),
             Seed(name: "access-rules", bytes: AccessCoding.encode(access)),
+            Seed(name: "store-batches", bytes: try file(batches)),
         ]
     }
 }

@@ -78,30 +78,41 @@ struct CollectionLog {
     }
 
     /// Whether the bytes after the last committed batch are what a crash leaves of a write in
-    /// progress, rather than damage to committed data. A writer puts records into zero-filled
-    /// space and commits with the batch's last record only after the others are durable, so an
-    /// interrupted write is intact records of the batch followed by at most one record that
-    /// runs past what reached the disk or has a 512-byte sector that never did (still zero).
-    /// Anything else, such as a complete record whose checksum fails, is damage.
+    /// progress, rather than damage to committed data. A writer puts a batch into zero-filled
+    /// space and flushes it; it commits with the batch's last record, which for a batch of
+    /// several changes is a commit record vouching for the others. Pages reach the disk in any
+    /// order, so an interrupted write is intact records of the batch and records that run past
+    /// what reached the disk or hold a 512-byte sector that never did (still zero), maybe
+    /// followed by the batch's intact commit record. Anything else, such as a complete record
+    /// whose checksum fails, or intact records their commit record does not vouch for, is damage.
     var tornTailIsUnfinishedWrite: Bool {
         var offset = validEnd
         while offset < bytes.count {
             switch RecordFrame.parse(bytes, at: offset, end: bytes.count) {
             case .frame(let frame):
+                if frame.endsBatch, frame.kind == .commit, !frame.vouchesForBatch(from: validEnd, in: bytes) { return false }
                 offset += frame.length
             case .incomplete:
                 return true
             case .damaged:
-                let sector = 512
-                var start = (offset + sector - 1) / sector * sector
-                while start + sector <= bytes.count {
-                    if Self.isReservedSpace(bytes, from: start, end: start + sector) { return true }
-                    start += sector
-                }
-                return false
+                return holdsLostSector(from: offset, end: bytes.count)
             }
         }
         return true
+    }
+
+    /// Whether a 512-byte sector that never reached the disk shows in `start..<end`: a part
+    /// of it there, at least a length word long, is all zeros. (Records never hold 512 zeros
+    /// in a row, and `start` is a record's start, whose length word is never zero.)
+    private func holdsLostSector(from start: Int, end: Int) -> Bool {
+        let sector = 512
+        var lower = start
+        while lower + 4 <= end {
+            let upper = min(end, (lower / sector + 1) * sector)
+            if upper - lower >= 4, Self.isReservedSpace(bytes, from: lower, end: upper) { return true }
+            lower = upper
+        }
+        return false
     }
 
     /// The live record of `item` (checked when it was read from the file; the image never
@@ -157,19 +168,17 @@ struct CollectionLog {
             }
             switch RecordFrame.parse(bytes, at: offset, end: end) {
             case .incomplete:
-                if committedBatchFollows(from: offset + 1, end: end) {
+                guard damageIsUnfinishedWrite(at: offset, end: end) else {
                     throw corrupt("record at byte \(offset) has a damaged length")
                 }
                 dropReservedSpaceAfterTornTail()
                 return
             case .damaged(let why):
-                if committedBatchFollows(from: offset + 1, end: end) {
-                    throw corrupt("\(why) at byte \(offset)")
-                }
+                guard damageIsUnfinishedWrite(at: offset, end: end) else { throw corrupt("\(why) at byte \(offset)") }
                 dropReservedSpaceAfterTornTail()
                 return
             case .frame(let frame):
-                if frame.kind != .meta {
+                if frame.kind == .item || frame.kind == .removal {
                     guard frame.sequence > lastSequence else {
                         throw corrupt("records out of order at byte \(offset)")
                     }
@@ -177,13 +186,32 @@ struct CollectionLog {
                 }
                 batch.append(frame)
                 offset += frame.length
-                if frame.endsBatch {
-                    for frame in batch { try apply(frame) }
-                    batch.removeAll(keepingCapacity: true)
-                    validEnd = offset
+                guard frame.endsBatch else { continue }
+                if frame.kind == .commit, !frame.vouchesForBatch(from: validEnd, in: bytes) {
+                    // Intact records their commit record does not vouch for: the batch is
+                    // damage, kept out of the log like a torn tail if nothing committed follows.
+                    guard !committedBatchFollows(from: offset, end: end) else {
+                        throw corrupt("batch at byte \(validEnd) does not match its commit record")
+                    }
+                    dropReservedSpaceAfterTornTail()
+                    return
                 }
+                for frame in batch { try apply(frame) }
+                batch.removeAll(keepingCapacity: true)
+                validEnd = offset
             }
         }
+    }
+
+    /// Whether damage at `offset`, inside the batch that starts at `validEnd`, is what a crash
+    /// left of that batch's write rather than damage to committed data. It is when no intact
+    /// record that ends a batch follows it, or when the first one that does is this batch's
+    /// own commit record and nothing committed follows that: the batch was written and
+    /// flushed in one go, and never acknowledged unless the flush completed.
+    private func damageIsUnfinishedWrite(at offset: Int, end: Int) -> Bool {
+        guard let next = firstBatchEnd(from: offset + 1, end: end) else { return true }
+        return next.vouchedBatchStart(in: bytes, minimum: validEnd) == validEnd
+            && !committedBatchFollows(from: next.offset + next.length, end: end)
     }
 
     /// Leaves the zeros after a torn write out of the image, so that `tornBytes` counts only
@@ -198,22 +226,25 @@ struct CollectionLog {
         bytes[start..<end].allSatisfy { $0 == 0 }
     }
 
-    /// Whether an intact record that ends a batch starts anywhere in `from..<end`. If one does,
-    /// the damage before it lies inside committed data and must be reported, never cut off;
-    /// if none does, the bytes are an unfinished write. Every offset is tried, since a damaged
-    /// length cannot tell where the next record starts; the kind byte rules out most offsets
-    /// before any checksum is computed.
+    /// Whether an intact record that ends a batch starts anywhere in `from..<end`.
     private func committedBatchFollows(from start: Int, end: Int) -> Bool {
+        firstBatchEnd(from: start, end: end) != nil
+    }
+
+    /// The first intact record that ends a batch starting anywhere in `from..<end`. Every
+    /// offset is tried, since a damaged length cannot tell where the next record starts; the
+    /// kind byte rules out most offsets before any checksum is computed.
+    private func firstBatchEnd(from start: Int, end: Int) -> RecordFrame? {
         var position = start
         while position + 5 <= end {
             let kind = bytes[position + 4]
             if kind & RecordFrame.batchEndFlag != 0, RecordFrame.Kind(rawValue: kind & ~RecordFrame.batchEndFlag) != nil,
                case .frame(let frame) = RecordFrame.parse(bytes, at: position, end: end), frame.endsBatch {
-                return true
+                return frame
             }
             position += 1
         }
-        return false
+        return nil
     }
 
     private mutating func apply(_ frame: RecordFrame) throws(CofferError) {
@@ -264,6 +295,9 @@ struct CollectionLog {
             meta = entry
             metaGeneration = generation
             label = recordLabel
+        case .commit:
+            // Its work is done once its batch is taken in.
+            deadBytes += frame.length
         }
     }
 

@@ -6,12 +6,10 @@ import SystemKit
 extension FileCollection {
     /// Writes a batch at the end of the valid log and makes it durable, holding `state` all
     /// along (for the rare writes made while catching up); on failure cuts the file back so
-    /// nothing half-written stays behind, and leaves the state as it was. `lastRecordAt` is
-    /// where the batch's last record (the one that marks it committed) starts, when it has
-    /// several.
-    func append(_ frames: [UInt8], lastRecordAt: Int = 0, to s: inout State) throws(CofferError) {
+    /// nothing half-written stays behind, and leaves the state as it was.
+    func append(_ frames: [UInt8], to s: inout State) throws(CofferError) {
         let write = PendingWrite(file: s.file, start: s.log.validEnd, observedSize: s.observedSize,
-                                 records: Records(frames: frames, lastRecordAt: lastRecordAt))
+                                 records: Records(frames: frames))
         try finish(write, outcome: write.perform(), in: &s)
     }
 
@@ -119,11 +117,9 @@ extension FileCollection {
     }
 }
 
-/// Records for the end of a collection's file.
+/// Records for the end of a collection's file: one batch, whose last record commits it.
 struct Records {
     var frames: [UInt8]
-    /// Where the last record (the one that marks the batch committed) starts, when there are several.
-    var lastRecordAt = 0
     /// Items whose cached metadata the records make stale.
     var touched: [ItemID] = []
 }
@@ -151,23 +147,12 @@ struct PendingWrite: @unchecked Sendable {
         return withReserve
     }
 
-    /// Writes `image` (the records, maybe followed by zeros) at `start` and syncs it.
+    /// Writes `image` (the records, maybe followed by zeros) at `start` and syncs it, in one
+    /// go: a crash meanwhile may leave any of its pages on disk, and the batch's last record
+    /// (see `RecordFrame.Kind.commit`) lets a reader tell that from committed data.
     private func attempt(_ image: [UInt8], size: Int) -> Result<Int, CofferError> {
-        let frames = records.frames
-        let lastRecordAt = records.lastRecordAt
         do throws(CofferError) {
-            if lastRecordAt > 0 {
-                // Pages written together may reach the disk in any order: everything before
-                // the committing record is made durable first, so that a crash can never
-                // leave that record on disk without the ones before it.
-                var first = image
-                first.replaceSubrange(lastRecordAt..<frames.count, with: repeatElement(0, count: frames.count - lastRecordAt))
-                try file.write(first, at: start)
-                try file.sync()
-                try file.write(Array(frames[lastRecordAt...]), at: start + lastRecordAt)
-            } else {
-                try file.write(image, at: start)
-            }
+            try file.write(image, at: start)
             try file.sync()
             return .success(size)
         } catch {

@@ -198,8 +198,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             var sequence = s.log.nextSequence
             var batch: [UInt8] = []
             var touched: [ChangedItem] = []
-            var lastRecordAt = 0
-            for (position, change) in changes.enumerated() {
+            // One change is its own batch; several end with a commit record vouching for them.
+            let endsBatch = changes.count == 1
+            for change in changes {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
                 var isNew = false
                 switch change {
@@ -227,21 +228,24 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                     guard s.log.entries[target] != nil else { throw .itemNotFound }
                     (item, metadata, secret) = (target, nil, nil)
                 }
-                let last = position == changes.count - 1
-                if last { lastRecordAt = batch.count }
                 if let metadata, let secret {
                     let payload = try ItemPayload.encode(metadata, secret: secret)
-                    batch += try RecordFrame.encode(kind: .item, endsBatch: last, sequence: sequence, timestamp: now, itemID: item,
+                    batch += try RecordFrame.encode(kind: .item, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,
                                                     publicPart: AttributeHasher.encode(s.hasher.terms(metadata.attributes)),
                                                     plaintext: payload, key: key, uuid: s.log.header.uuid)
                 } else {
-                    batch += try RecordFrame.encode(kind: .removal, endsBatch: last, sequence: sequence, timestamp: now, itemID: item,
+                    batch += try RecordFrame.encode(kind: .removal, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,
                                                     publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
                 }
                 sequence += 1
                 touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label))
             }
-            return (Records(frames: batch, lastRecordAt: lastRecordAt, touched: touched.map(\.id)), touched)
+            if !endsBatch {
+                batch += try RecordFrame.encode(kind: .commit, endsBatch: true, sequence: 0, timestamp: now, itemID: 0,
+                                                publicPart: RecordFrame.commitPublicPart(vouchingFor: batch[...]),
+                                                plaintext: nil, key: key, uuid: s.log.header.uuid)
+            }
+            return (Records(frames: batch, touched: touched.map(\.id)), touched)
         }
     }
 

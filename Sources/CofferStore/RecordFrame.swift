@@ -9,19 +9,29 @@ import CofferCrypto
 /// u64 sequence number (strictly increasing over item records; 0 on meta records)
 /// u64 timestamp (seconds)
 /// u64 item id (0 on meta records)
-/// u32+bytes public part   item: 16-byte attribute hashes; meta: next item id, next seq, label
+/// u32+bytes public part   item: 16-byte attribute hashes; meta: next item id, next seq, label;
+///                         commit: u64 length and SHA-256 of the batch's records before it
 /// 12  nonce
 /// u32+bytes sealed part   AES-256-GCM under the data key; associated data = collection uuid +
 ///                         every byte from kind to the end of the public part
 /// u32 CRC-32 of everything from kind on (finds torn writes while locked)
 /// ```
 /// A batch counts only when its last record (flag 0x80) is complete; a crash mid-batch leaves
-/// a tail that is dropped whole.
+/// a tail that is dropped whole. A batch of several changes ends with a commit record that
+/// vouches for the records before it (see `Kind.commit`), so that the whole batch can be
+/// written and flushed at once.
 struct RecordFrame {
     enum Kind: UInt8 {
         case item = 1
         case removal = 2
         case meta = 3
+        /// Ends a batch of several records: it states where the batch starts and a digest of
+        /// the batch's records before it (SHA-256: a CRC-32 over records that each end in
+        /// their own CRC-32 is the same for any records of the same lengths). Pages written
+        /// together may reach the disk in any order, so a crash during the batch's flush can
+        /// leave this record intact after a record that never arrived; it tells that
+        /// unfinished write apart from damage to records committed earlier.
+        case commit = 4
     }
 
     static let batchEndFlag: UInt8 = 0x80
@@ -68,6 +78,30 @@ struct RecordFrame {
         frame.u32(UInt32(body.bytes.count))
         frame.raw(body.bytes)
         return frame.bytes
+    }
+
+    /// The public part of a commit record for a batch whose records before it are `records`.
+    static func commitPublicPart(vouchingFor records: ArraySlice<UInt8>) -> [UInt8] {
+        var w = ByteWriter()
+        w.u64(UInt64(records.count))
+        w.raw(Digest.sha256(Array(records)))
+        return w.bytes
+    }
+
+    /// Where the batch this commit record ends starts, as the record states it, or nil if the
+    /// record states none (another kind, a malformed public part, or a start before `minimum`).
+    func vouchedBatchStart(in bytes: [UInt8], minimum: Int) -> Int? {
+        guard kind == .commit else { return nil }
+        var r = ByteReader(bytes, from: publicRange.lowerBound, to: publicRange.upperBound)
+        guard let length = try? r.u64(), length > 0, length <= UInt64(offset - minimum) else { return nil }
+        return offset - Int(length)
+    }
+
+    /// Whether this is a commit record for the intact batch of records from `start` up to it.
+    func vouchesForBatch(from start: Int, in bytes: [UInt8]) -> Bool {
+        guard vouchedBatchStart(in: bytes, minimum: start) == start, publicRange.count == 8 + 32 else { return false }
+        let digest = bytes[publicRange.lowerBound + 8..<publicRange.upperBound]
+        return digest.elementsEqual(Digest.sha256(Array(bytes[start..<offset])))
     }
 
     enum ParseResult {

@@ -29,10 +29,7 @@ import Testing
         let keychain = try fixture.keychain()
         #expect {
             try keychain.info(work)
-        } throws: { error in
-            guard case CofferError.storeCorrupt(let file, _) = error else { return false }
-            return file.hasSuffix("work.coffer")
-        }
+        } throws: { reportsDamage(to: "work.coffer", $0) }
         #expect(throws: CofferError.self) {
             try keychain.add(NewItem(label: "x", attributes: [:], secret: secret("s")), to: work)
         }
@@ -60,10 +57,7 @@ import Testing
         try fixture.write(bytes, to: "work")
         #expect {
             try fixture.keychain().info(work)
-        } throws: { error in
-            guard case CofferError.storeCorrupt(let file, _) = error else { return false }
-            return file.hasSuffix("work.coffer")
-        }
+        } throws: { reportsDamage(to: "work.coffer", $0) }
         #expect(throws: CofferError.self) {
             try fixture.keychain().add(NewItem(label: "x", attributes: [:], secret: secret("s")), to: work)
         }

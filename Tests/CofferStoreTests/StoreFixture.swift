@@ -49,6 +49,12 @@ func recordStart(endingAt end: Int, in bytes: [UInt8]) -> Int? {
     }
 }
 
+/// Whether `error` reports the file whose name ends in `file` as damaged.
+func reportsDamage(to file: String, _ error: any Error) -> Bool {
+    guard case CofferError.storeCorrupt(let damaged, _) = error else { return false }
+    return damaged.hasSuffix(file)
+}
+
 final class WarningLog: Sendable {
     private let messages = Mutex<[String]>([])
     func append(_ message: String) { messages.withLock { $0.append(message) } }

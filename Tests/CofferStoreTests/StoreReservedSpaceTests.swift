@@ -128,10 +128,7 @@ import Testing
         try fixture.write(image, to: "work")
         #expect {
             try fixture.keychain().info(work)
-        } throws: { error in
-            guard case CofferError.storeCorrupt(let file, _) = error else { return false }
-            return file.hasSuffix("work.coffer")
-        }
+        } throws: { reportsDamage(to: "work.coffer", $0) }
         #expect(try fixture.bytes("work") == image, "the damaged file was modified")
     }
 }
