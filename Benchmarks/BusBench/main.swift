@@ -13,6 +13,11 @@
 // With --clients N, also N writer processes creating items at once against one writer alone
 // (aggregate creates per second, latency p50/p99, and the CPU share of the provider and of
 // dbus-daemon, which is single-threaded).
+//
+// With --repeat R, every provider is measured R times, taking turns (coffer, the bare
+// provider, …, then coffer again), and each figure is the median of the R runs; the targets
+// also show the lowest and highest run. On a shared machine a slow spell lasting minutes falls
+// on one provider's run; over several turns it weighs on all alike.
 import CofferCore
 import CofferCrypto
 import CofferTestSupport
@@ -48,6 +53,8 @@ struct Options {
     var clients: Int?
     /// Items each of them creates.
     var perClient = 100
+    /// How many times every provider is measured, taking turns.
+    var repeats = 1
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -60,6 +67,7 @@ struct Options {
             case "--only": only = Set((iterator.next() ?? "").split(separator: ";").map(String.init))
             case "--clients": clients = Int(iterator.next() ?? "") ?? 0
             case "--per-client": perClient = Int(iterator.next() ?? "") ?? 0
+            case "--repeat": repeats = Int(iterator.next() ?? "") ?? 0
             case "--cofferd":
                 guard let path = iterator.next() else { Self.usage() }
                 cofferd = path
@@ -75,7 +83,7 @@ struct Options {
             default: Self.usage()
             }
         }
-        if (sizes + (keyringSizes ?? [])).contains(where: { $0 < 100 }) || samples < 1 || (clients ?? 2) < 2 || perClient < 1 { Self.usage() }
+        if (sizes + (keyringSizes ?? [])).contains(where: { $0 < 100 }) || samples < 1 || (clients ?? 2) < 2 || perClient < 1 || repeats < 1 { Self.usage() }
     }
 
     static func usage() -> Never {
@@ -86,6 +94,7 @@ struct Options {
                                     [--cofferd PATH (the cofferd to measure, default this build's)]
                                     [--baseline-cofferd PATH (another cofferd, measured beside this one)]
                                     [--clients 32 [--per-client 100] (writer processes creating at once)]
+                                    [--repeat 3 (every provider measured 3 times in turn; medians of the runs)]
             """)
         exit(2)
     }
@@ -152,8 +161,11 @@ func microseconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
 }
 
-/// The median of `values`.
-func middle(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+/// The median of `values` (the mean of the middle two when their number is even).
+func middle(_ values: [Double]) -> Double {
+    let sorted = values.sorted(), half = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
+}
 
 /// Where the ratio of `operation` to `reference`, measured in turn, is kept among the timings.
 func pairedRatio(_ operation: String, _ reference: String) -> String { "paired: \(operation) / \(reference)" }
@@ -379,16 +391,30 @@ if let keyring = Executables.inPath("gnome-keyring-daemon") {
     }, collection: options.keyringCollection))
 }
 
-var table: [String: [String: Timing]] = [:]   // "provider N" -> operation -> µs
+var runs: [String: [[String: Timing]]] = [:]   // "provider N" -> one run after another: operation -> µs
 var order: [String] = []
-for provider in providers {
-    for size in !provider.name.hasPrefix("gnome-keyring") ? options.sizes : (options.keyringSizes ?? options.sizes) {
-        let column = "\(provider.name) N=\(size)"
-        order.append(column)
-        FileHandle.standardError.write(Data("measuring \(column)…\n".utf8))
-        table[column] = try measure(provider, size: size, options: options) ?? [:]
+for run in 1...options.repeats {
+    for provider in providers {
+        for size in !provider.name.hasPrefix("gnome-keyring") ? options.sizes : (options.keyringSizes ?? options.sizes) {
+            let column = "\(provider.name) N=\(size)"
+            if run == 1 { order.append(column) }
+            let turn = options.repeats > 1 ? " (run \(run) of \(options.repeats))" : ""
+            FileHandle.standardError.write(Data("measuring \(column)\(turn)…\n".utf8))
+            if let result = try measure(provider, size: size, options: options) { runs[column, default: []].append(result) }
+        }
     }
 }
+
+/// Each figure's median over the runs that measured it.
+func medianOfRuns(_ runs: [[String: Timing]]) -> [String: Timing] {
+    let operations = Set(runs.flatMap(\.keys))
+    return Dictionary(uniqueKeysWithValues: operations.map { operation in
+        let timings = runs.compactMap { $0[operation] }
+        let cpu = (0..<(timings.map(\.cpu.count).min() ?? 0)).map { i in middle(timings.map { $0.cpu[i] }) }
+        return (operation, Timing(wall: middle(timings.map(\.wall)), cpu: cpu))
+    })
+}
+let table = runs.mapValues(medianOfRuns)   // "provider N" -> operation -> µs
 
 let operations = ["floor: Ping + fdatasync of 300 B", "CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Ping", "GetSecrets, 1 item", "GetSecrets, 100 items",
                   "SetSecret", "Label change", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "fill: seconds for all CreateItem"]
@@ -446,41 +472,57 @@ if options.baseline != nil {
 if options.clients != nil {
     print("writers creating at once (each its own process and connection; this machine has \(ProcessInfo.processInfo.activeProcessorCount) cores)")
     for column in order {
-        guard let results = concurrency[column], let one = results.first, let many = results.last else { continue }
-        for r in results {
-            print(String(format: "  %-28@ %3d client(s): %7.0f creates/s  p50 %7.0f µs  p99 %7.0f µs  provider %.2f cores, dbus-daemon %.2f cores, clients %.2f cores",
-                         column as NSString, r.clients, r.createsPerSecond, r.p50, r.p99, r.cpuShare.first ?? 0, r.cpuShare.last ?? 0,
-                         r.clientsShare))
+        // One writer alone, then all of them, once per run.
+        guard let results = concurrency[column], results.count >= 2 else { continue }
+        var ratios: [Double] = []
+        for pair in stride(from: 0, to: results.count - 1, by: 2).map({ (results[$0], results[$0 + 1]) }) {
+            let (one, many) = pair
+            for r in [one, many] {
+                print(String(format: "  %-28@ %3d client(s): %7.0f creates/s  p50 %7.0f µs  p99 %7.0f µs  provider %.2f cores, dbus-daemon %.2f cores, clients %.2f cores",
+                             column as NSString, r.clients, r.createsPerSecond, r.p50, r.p99, r.cpuShare.first ?? 0, r.cpuShare.last ?? 0,
+                             r.clientsShare))
+            }
+            let ratio = many.createsPerSecond / max(one.createsPerSecond, 0.001)
+            ratios.append(ratio)
+            print(String(format: "  %-28@ %d clients / 1: %.2f× (target ≥ 3×: %@)", column as NSString, many.clients, ratio,
+                         (ratio >= 3 ? "holds" : "does not hold") as NSString))
+            let cores = ProcessInfo.processInfo.activeProcessorCount, ceiling = many.ceiling(cores: cores)
+            print(String(format: "  %-28@ CPU per create with %d clients (provider + dbus-daemon + writer): %.0f µs; %d cores allow at most %.0f creates/s at that cost, %.2f× one writer",
+                         column as NSString, many.clients, many.cpuPerCreate, cores, ceiling, ceiling / max(one.createsPerSecond, 0.001)))
         }
-        let ratio = many.createsPerSecond / max(one.createsPerSecond, 0.001)
-        print(String(format: "  %-28@ %d clients / 1: %.2f× (target ≥ 3×: %@)", column as NSString, many.clients, ratio,
-                     (ratio >= 3 ? "holds" : "does not hold") as NSString))
-        let cores = ProcessInfo.processInfo.activeProcessorCount, ceiling = many.ceiling(cores: cores)
-        print(String(format: "  %-28@ CPU per create with %d clients (provider + dbus-daemon + writer): %.0f µs; %d cores allow at most %.0f creates/s at that cost, %.2f× one writer",
-                     column as NSString, many.clients, many.cpuPerCreate, cores, ceiling, ceiling / max(one.createsPerSecond, 0.001)))
+        if ratios.count > 1 {
+            let ratio = middle(ratios)
+            print(String(format: "  %-28@ median of %d runs: %.2f× (lowest %.2f×, highest %.2f×; target ≥ 3×: %@)", column as NSString,
+                         ratios.count, ratio, ratios.min() ?? 0, ratios.max() ?? 0, (ratio >= 3 ? "holds" : "does not hold") as NSString))
+        }
     }
 }
 
 // The targets of the speed work, each as a ratio measured in this run, and whether it holds.
 // A ratio to the floor or to a Ping comes from the call and its reference timed in turn.
-print("targets (this run; a call and its reference timed in turn for each ratio)")
+print(options.repeats > 1 ? "targets (median of \(options.repeats) runs, lowest and highest run in brackets; a call and its reference timed in turn for each ratio)"
+                          : "targets (this run; a call and its reference timed in turn for each ratio)")
 for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare provider N=") {
     guard let row = table[column] else { continue }
     func wall(_ operation: String) -> Double? { row[operation]?.wall }
-    func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×") {
+    func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×", each: [Double] = []) {
         guard let ratio else { return }
         let measured = String(format: "%.2f", ratio) + unit, target = String(format: "%.2f", limit) + unit
+        let spread = each.count > 1 ? String(format: "(%.2f–%.2f)", each.min() ?? 0, each.max() ?? 0) : ""
         print("  " + column.padding(toLength: 24, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
-              + measured.padding(toLength: 10, withPad: " ", startingAt: 0)
+              + measured.padding(toLength: 10, withPad: " ", startingAt: 0) + spread.padding(toLength: 13, withPad: " ", startingAt: 0)
               + "target ≤ \(target): " + (ratio <= limit ? "holds" : "does not hold"))
     }
+    /// `operation`'s figure in every run, scaled by `scale`.
+    func each(_ operation: String, scale: Double = 1) -> [Double] { (runs[column] ?? []).compactMap { $0[operation].map { $0.wall * scale } } }
     for write in ["CreateItem", "SetSecret", "Delete", "Label change"] {
-        report("\(write) / floor", wall(pairedRatio(write, "floor")), 1.25)
+        report("\(write) / floor", wall(pairedRatio(write, "floor")), 1.25, each: each(pairedRatio(write, "floor")))
     }
     for search in ["SearchItems hit", "SearchItems miss"] {
-        report("\(search) / Peer.Ping", wall(pairedRatio(search, "Peer.Ping")), 1.5)
+        report("\(search) / Peer.Ping", wall(pairedRatio(search, "Peer.Ping")), 1.5, each: each(pairedRatio(search, "Peer.Ping")))
     }
-    report("GetSecrets, 100 items (ms)", wall("GetSecrets, 100 items").map { $0 / 1000 }, 0.8, unit: " ms")
+    report("GetSecrets, 100 items (ms)", wall("GetSecrets, 100 items").map { $0 / 1000 }, 0.8, unit: " ms",
+           each: each("GetSecrets, 100 items", scale: 0.001))
     let size = column.split(separator: "=").last.map(String.init) ?? ""
     if let ours = wall("daemon RSS (KiB)"), let theirs = table["\(keyringName) N=\(size)"]?["daemon RSS (KiB)"]?.wall {
         report("RSS / gnome-keyring's", ours / theirs, 1.0)
