@@ -62,7 +62,8 @@ extension FileCollection {
                 throw error
             }
             s.observedSize = size
-            for item in write.records.touched { s.metadataCache[item] = nil }
+            // What the records say of their items is known already: kept, not decrypted again.
+            for (item, metadata) in write.records.written { s.metadataCache[item] = metadata }
         case .failure(let error):
             s.observedSize = (try? s.file.status().size) ?? -1
             throw error
@@ -108,8 +109,8 @@ extension FileCollection {
             try PosixFile.syncDirectory(directory)
             let log = try CollectionLog(file: path, bytes: image)
             let (identity, size) = try file.status()
+            // The live records are the same, byte for byte: the metadata cached from them holds.
             (s.file, s.log, s.identity, s.observedSize) = (file, log, identity, size)
-            s.metadataCache = [:]
         } catch {
             try? PosixFile.remove(temporary)
             throw error
@@ -120,8 +121,8 @@ extension FileCollection {
 /// Records for the end of a collection's file: one batch, whose last record commits it.
 struct Records {
     var frames: [UInt8]
-    /// Items whose cached metadata the records make stale.
-    var touched: [ItemID] = []
+    /// The metadata the records give their items (nil for an item they remove).
+    var written: [(ItemID, ItemMetadata?)] = []
 }
 
 /// A batch of records being written and made durable at `start` of `file`, which nothing else

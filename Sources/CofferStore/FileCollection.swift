@@ -198,6 +198,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             var sequence = s.log.nextSequence
             var batch: [UInt8] = []
             var touched: [ChangedItem] = []
+            var written: [(ItemID, ItemMetadata?)] = []
             // One change is its own batch; several end with a commit record vouching for them.
             let endsBatch = changes.count == 1
             for change in changes {
@@ -239,13 +240,14 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 }
                 sequence += 1
                 touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label))
+                written.append((item, metadata))
             }
             if !endsBatch {
                 batch += try RecordFrame.encode(kind: .commit, endsBatch: true, sequence: 0, timestamp: now, itemID: 0,
                                                 publicPart: RecordFrame.commitPublicPart(vouchingFor: batch[...]),
                                                 plaintext: nil, key: key, uuid: s.log.header.uuid)
             }
-            return (Records(frames: batch, touched: touched.map(\.id)), touched)
+            return (Records(frames: batch, written: written), touched)
         }
     }
 

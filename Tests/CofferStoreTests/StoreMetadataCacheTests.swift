@@ -1,0 +1,42 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import Foundation
+import Testing
+
+/// A collection keeps the label and attributes its own changes write instead of decrypting them
+/// again, and keeps them when it rewrites its file: what it then answers is exactly what a
+/// store reading the file afresh finds.
+@Suite struct StoreMetadataCacheTests {
+    @Test func whatAWriteKeepsIsWhatTheFileSays() throws {
+        let fixture = try StoreFixture()
+        let writer = try fixture.keychain()
+        try writer.createCollection(label: "Work", id: work, password: password("pw"))
+        let creator = try #require(Application(kind: .executable, name: "/usr/bin/python3"))
+        let first = try writer.add(NewItem(label: "Café ☕ e\u{301}", attributes: ["a": "1", "b": "ü", "xdg:schema": "org.example"],
+                                           secret: secret("s"), creator: creator), to: work)
+        let second = try writer.add(NewItem(label: "two", attributes: ["n": "2"], secret: secret("t")), to: work)
+        try writer.update(second, with: ItemChanges(label: "two again", attributes: ["n": "2", "more": "x"],
+                                                    secret: Secret(bytes: try SecureBytes(Array("u".utf8)), contentType: "application/octet-stream")))
+        try writer.update(first, with: ItemChanges(schema: "org.example.Other"))
+        let third = try writer.add(NewItem(label: "gone", attributes: ["n": "3"], secret: secret("g")), to: work)
+        try writer.delete(third)
+
+        let reader = try fixture.keychain()
+        try reader.unlock(work, password: password("pw"))
+        for item in [first, second] {
+            #expect(try writer.metadata(of: item) == reader.metadata(of: item))
+        }
+        // A password change rewrites the file (the live records copied as they are).
+        try writer.changePassword(work, from: password("pw"), to: password("new"))
+        let afterRewrite = try fixture.keychain()
+        try afterRewrite.unlock(work, password: password("new"))
+        for item in [first, second] {
+            #expect(try writer.metadata(of: item) == afterRewrite.metadata(of: item))
+        }
+        #expect(throws: CofferError.itemNotFound) { try writer.metadata(of: third) }
+        let found = try writer.search(Query(attributes: ["n": "2"], returnAttributes: true))
+        #expect(found.map(\.reference) == [second])
+        #expect(found.first?.metadata?.attributes == ["n": "2", "more": "x"])
+    }
+}
