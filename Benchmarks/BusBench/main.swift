@@ -502,6 +502,7 @@ if options.clients != nil {
 // A ratio to the floor or to a Ping comes from the call and its reference timed in turn.
 print(options.repeats > 1 ? "targets (median of \(options.repeats) runs, lowest and highest run in brackets; a call and its reference timed in turn for each ratio)"
                           : "targets (this run; a call and its reference timed in turn for each ratio)")
+let nameWidth = (order.map(\.count).max() ?? 0) + 2
 for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare provider N=") {
     guard let row = table[column] else { continue }
     func wall(_ operation: String) -> Double? { row[operation]?.wall }
@@ -509,7 +510,7 @@ for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare p
         guard let ratio else { return }
         let measured = String(format: "%.2f", ratio) + unit, target = String(format: "%.2f", limit) + unit
         let spread = each.count > 1 ? String(format: "(%.2f–%.2f)", each.min() ?? 0, each.max() ?? 0) : ""
-        print("  " + column.padding(toLength: 24, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
+        print("  " + column.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + what.padding(toLength: 30, withPad: " ", startingAt: 0)
               + measured.padding(toLength: 10, withPad: " ", startingAt: 0) + spread.padding(toLength: 13, withPad: " ", startingAt: 0)
               + "target ≤ \(target): " + (ratio <= limit ? "holds" : "does not hold"))
     }
