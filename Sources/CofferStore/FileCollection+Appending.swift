@@ -62,8 +62,11 @@ extension FileCollection {
                 throw error
             }
             s.observedSize = size
-            // What the records say of their items is known already: kept, not decrypted again.
-            for (item, metadata) in write.records.written { s.metadataCache[item] = metadata }
+            // What the records say of items the cache holds is known already: kept, not
+            // decrypted again. Items only written are not added (the cache holds what is read).
+            for (item, metadata) in write.records.written where s.metadataCache[item] != nil {
+                s.metadataCache[item] = metadata
+            }
         case .failure(let error):
             s.observedSize = (try? s.file.status().size) ?? -1
             throw error

@@ -4,9 +4,9 @@ import CofferStore
 import Foundation
 import Testing
 
-/// A collection keeps the label and attributes its own changes write instead of decrypting them
-/// again, and keeps them when it rewrites its file: what it then answers is exactly what a
-/// store reading the file afresh finds.
+/// A collection keeps the label and attributes it has read up to date with its own changes
+/// instead of decrypting them again, and keeps them when it rewrites its file: what it then
+/// answers is exactly what a store reading the file afresh finds.
 @Suite struct StoreMetadataCacheTests {
     @Test func whatAWriteKeepsIsWhatTheFileSays() throws {
         let fixture = try StoreFixture()
@@ -16,10 +16,13 @@ import Testing
         let first = try writer.add(NewItem(label: "Café ☕ e\u{301}", attributes: ["a": "1", "b": "ü", "xdg:schema": "org.example"],
                                            secret: secret("s"), creator: creator), to: work)
         let second = try writer.add(NewItem(label: "two", attributes: ["n": "2"], secret: secret("t")), to: work)
+        // Read (and so cached) before they change.
+        for item in [first, second] { _ = try writer.metadata(of: item) }
         try writer.update(second, with: ItemChanges(label: "two again", attributes: ["n": "2", "more": "x"],
                                                     secret: Secret(bytes: try SecureBytes(Array("u".utf8)), contentType: "application/octet-stream")))
         try writer.update(first, with: ItemChanges(schema: "org.example.Other"))
         let third = try writer.add(NewItem(label: "gone", attributes: ["n": "3"], secret: secret("g")), to: work)
+        _ = try writer.metadata(of: third)
         try writer.delete(third)
 
         let reader = try fixture.keychain()
