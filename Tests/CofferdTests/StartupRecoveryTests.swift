@@ -59,7 +59,7 @@ import Testing
         try bytes.write(to: URL(fileURLWithPath: login))
 
         try f.startDaemon(unlock: true)
-        #expect(f.daemonLog.contains("login collection is damaged"), "\(f.daemonLog)")
+        #expect(eventually { f.daemonLog.contains("login collection is damaged") }, "\(f.daemonLog)")
         let c = f.client!
         try c.library.unlock(other, password: SecureBytes("other password"), session: try c.library.openSession())
         let fresh = try c.library.openSession()

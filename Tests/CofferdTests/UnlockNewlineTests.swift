@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import CofferStore
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -29,7 +30,7 @@ import Testing
         try store.createCollection(label: "Login", id: .login, password: try SecureBytes(Array("legacy\n".utf8)))
 
         try f.startDaemon(unlock: true, password: "legacy\n")
-        #expect(f.daemonLog.contains("trailing newline"), "\(f.daemonLog)")
+        #expect(eventually { f.daemonLog.contains("trailing newline") }, "\(f.daemonLog)")
         _ = f.stopDaemon()
         try f.startDaemon(unlock: true, password: "legacy")
         #expect(!f.daemonLog.contains("trailing newline"))
@@ -48,7 +49,7 @@ import Testing
         try store.setAlias(Keychain.defaultAlias, to: work)
 
         try f.startDaemon(unlock: true, password: "work pw")
-        #expect(f.daemonLog.contains("collection work unlocked (the default one)"), "\(f.daemonLog)")
+        #expect(eventually { f.daemonLog.contains("collection work unlocked (the default one)") }, "\(f.daemonLog)")
         #expect(!f.daemonLog.contains("created the login collection"))
         _ = f.stopDaemon()
         #expect(try !store.collectionIDs().contains(.login), "no login was made beside the default collection")
