@@ -83,11 +83,11 @@ struct CollectionObject: DBusObject {
             return call.reply(Collection.CreateItem.Output(item: SecretPath.none, prompt: prompt))
         }
         let (server, id) = (self.server, self.id)
-        server.write(.insert(item, onDuplicate: input.replace ? .replace : .allow), in: id, reply: { outcome in
+        server.write(.insert(item, onDuplicate: input.replace ? .replace : .allow), in: id, by: caller, reply: { outcome in
             call.answer(outcome) { Collection.CreateItem.Output(item: SecretPath.item(ItemReference(collection: id, item: $0.id)), prompt: SecretPath.none) }
-        }, then: { changed in
+        }, then: { changed, application in
             let reference = ItemReference(collection: id, item: changed.id)
-            server.auditWrite(.write, of: reference, by: caller, detail: changed.isNew ? "created" : "replaced", label: item.label)
+            server.auditWrite(.write, of: reference, by: application, detail: changed.isNew ? "created" : "replaced", label: item.label)
             server.itemsChanged(in: id, changed.isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
         })
     }

@@ -17,13 +17,11 @@ struct ItemObject: DBusObject {
         .deferring(Item.Delete.self) { object, _, call in
             let (server, reference) = (object.server, object.reference)
             let label = try? server.keychain.metadata(of: reference).label
-            server.write(.remove(reference.item), in: reference.collection, reply: { outcome in
+            server.write(.remove(reference.item), in: reference.collection, by: call.sender, reply: { outcome in
                 call.answer(outcome) { _ in Item.Delete.Output(prompt: SecretPath.none) }
-            }, then: { _ in
-                server.audit(by: call.sender) { application in
-                    AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
-                               item: reference.item, label: label)
-                }
+            }, then: { _, application in
+                server.gate.record(AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
+                                              item: reference.item, label: label))
                 server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemDeleted, reference)
             })
             return .deferred
@@ -49,10 +47,10 @@ struct ItemObject: DBusObject {
         .deferring(Item.SetSecret.self) { object, input, call in
             let (server, reference) = (object.server, object.reference)
             let secret = try server.secret(from: input.secret, for: call.sender)
-            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, reply: { outcome in
+            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, by: call.sender, reply: { outcome in
                 call.answer(outcome) { _ in NoArguments() }
-            }, then: { changed in
-                server.auditWrite(.write, of: reference, by: call.sender, detail: "secret changed", label: changed.label)
+            }, then: { changed, application in
+                server.auditWrite(.write, of: reference, by: application, detail: "secret changed", label: changed.label)
                 server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
             })
             return .deferred
@@ -88,10 +86,10 @@ struct ItemObject: DBusObject {
             changes = ItemChanges(schema: try String(dbusValue: value))
         }
         let (server, reference, path) = (server, reference, path)
-        server.write(.update(reference.item, changes), in: reference.collection, reply: { outcome in
+        server.write(.update(reference.item, changes), in: reference.collection, by: call.sender, reply: { outcome in
             call.answer(outcome) { _ in NoArguments() }
-        }, then: { changed in
-            server.auditWrite(.write, of: reference, by: call.sender, detail: "\(name) changed", label: changed.label)
+        }, then: { changed, application in
+            server.auditWrite(.write, of: reference, by: application, detail: "\(name) changed", label: changed.label)
             server.emitPropertiesChanged(path, Item.name, changed: [name: value])
             server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemChanged, reference)
         })

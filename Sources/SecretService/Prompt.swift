@@ -128,7 +128,9 @@ final class Prompt: @unchecked Sendable {
         }
         if let (reference, isNew) = outcome.item {
             let label: String? = if case .createItem(_, let item, _) = action { item.label } else { nil }
-            server.auditWrite(.write, of: reference, by: owner, detail: isNew ? "created" : "replaced", label: label)
+            server.gate.application(of: owner) { [server] identified in
+                server.auditWrite(.write, of: reference, by: identified?.application, detail: isNew ? "created" : "replaced", label: label)
+            }
             server.itemsChanged(in: reference.collection, isNew ? CollectionInterface.Signal.itemCreated : CollectionInterface.Signal.itemChanged,
                                 reference)
         }

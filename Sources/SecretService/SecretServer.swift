@@ -298,18 +298,24 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     // MARK: Writes
 
-    /// Commits `change` to collection `id` off the loop, batched with other clients' changes.
-    /// `reply` answers the caller on the writer's thread as soon as the change is durable (or
-    /// has failed), without waiting for the loop thread to wake; after a success, `then` runs on
-    /// the loop thread for what follows (the audit line, the signals).
-    func write(_ change: ItemChange, in id: CollectionID, reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
-               then: @escaping @Sendable (ChangedItem) -> Void) {
-        let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
-        writers[id] = writer
-        let connection = self.connection
-        writer.submit(change) { outcome in
-            reply(outcome)
-            if case .success(let changed) = outcome { connection.post { then(changed) } }
+    /// Commits `change` by `client` to collection `id` off the loop, batched with other clients'
+    /// changes. `reply` answers the caller on the writer's thread as soon as the change is
+    /// durable (or has failed), without waiting for the loop thread to wake; after a success,
+    /// `then` runs on the loop thread for what follows (the audit line, the signals), with the
+    /// client's application. That is found before the write, while the client waits for its
+    /// reply: a client may leave the bus as soon as it has it, and then cannot be told anymore.
+    func write(_ change: ItemChange, in id: CollectionID, by client: String,
+               reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
+               then: @escaping @Sendable (ChangedItem, Application?) -> Void) {
+        gate.application(of: client) { [self] identified in
+            let application = identified?.application
+            let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
+            writers[id] = writer
+            let connection = self.connection
+            writer.submit(change) { outcome in
+                reply(outcome)
+                if case .success(let changed) = outcome { connection.post { then(changed, application) } }
+            }
         }
     }
 
@@ -320,16 +326,14 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         gate.application(of: client) { [gate] identified in gate?.record(event(identified?.application)) }
     }
 
-    /// Records a change to an item by `client`.
+    /// Records a change to an item by `application` (nil: it could not be told).
     /// `label`: the item's, when the caller has it (else it is read back).
-    func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by client: String, detail: String? = nil,
+    func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by application: Application?, detail: String? = nil,
                     label knownLabel: String? = nil) {
         autoLock.used(reference.collection)
         let label = knownLabel ?? (try? keychain.metadata(of: reference).label)
-        audit(by: client) { application in
-            AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
-                       item: reference.item, label: label, detail: detail)
-        }
+        gate.record(AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
+                               item: reference.item, label: label, detail: detail))
     }
 
     /// Records an unlock or lock of collection `id` by `client`.
