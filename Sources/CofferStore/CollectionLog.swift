@@ -31,9 +31,9 @@ struct CollectionLog {
     private(set) var metaGeneration: UInt64 = 0
     /// How many meta records older than the current one were found after it (and ignored).
     private(set) var staleMetaRecords = 0
-    /// Where every removal and meta record of the file starts: records whose effect (an item
-    /// gone, a label) is applied from their public part, so they are verified with the key
-    /// at unlock and before compaction makes them permanent.
+    /// Where every removal, meta and commit record of the file starts: records whose effect
+    /// (an item gone, a label, a batch that counts) is applied from their public part, so they
+    /// are verified with the key at unlock and before compaction makes them permanent.
     private(set) var controlRecordOffsets: [Int] = []
 
     /// Parses a whole file image. Reserved space (zeros after the last record) is dropped from
@@ -93,7 +93,9 @@ struct CollectionLog {
                 if frame.endsBatch, frame.kind == .commit, !frame.vouchesForBatch(from: validEnd, in: bytes) { return false }
                 offset += frame.length
             case .incomplete:
-                return true
+                // A record running past what reached the disk, unless a batch's end follows:
+                // then its length grew, which a sector lost (zeros) never does.
+                return firstBatchEnd(from: offset + 1, end: bytes.count) == nil || holdsLostSector(from: offset, end: bytes.count)
             case .damaged:
                 return holdsLostSector(from: offset, end: bytes.count)
             }
@@ -103,13 +105,16 @@ struct CollectionLog {
 
     /// Whether a 512-byte sector that never reached the disk shows in `start..<end`: a part
     /// of it there, at least a length word long, is all zeros. (Records never hold 512 zeros
-    /// in a row, and `start` is a record's start, whose length word is never zero.)
+    /// in a row, and `start` is a record's start, whose length word is never zero.) The
+    /// batch's first sector also holds committed bytes before it, so there the part up to the
+    /// sector's end counts however short it is.
     private func holdsLostSector(from start: Int, end: Int) -> Bool {
         let sector = 512
         var lower = start
-        while lower + 4 <= end {
+        while lower < end {
             let upper = min(end, (lower / sector + 1) * sector)
-            if upper - lower >= 4, Self.isReservedSpace(bytes, from: lower, end: upper) { return true }
+            let shortest = lower == validEnd && upper % sector == 0 ? 1 : 4
+            if upper - lower >= shortest, Self.isReservedSpace(bytes, from: lower, end: upper) { return true }
             lower = upper
         }
         return false
@@ -189,8 +194,8 @@ struct CollectionLog {
                 guard frame.endsBatch else { continue }
                 if frame.kind == .commit, !frame.vouchesForBatch(from: validEnd, in: bytes) {
                     // Intact records their commit record does not vouch for: the batch is
-                    // damage, kept out of the log like a torn tail if nothing committed follows.
-                    guard !committedBatchFollows(from: offset, end: end) else {
+                    // damage, kept out of the log like a torn tail if nothing follows it.
+                    guard Self.isReservedSpace(bytes, from: offset, end: end) else {
                         throw corrupt("batch at byte \(validEnd) does not match its commit record")
                     }
                     dropReservedSpaceAfterTornTail()
@@ -206,12 +211,13 @@ struct CollectionLog {
     /// Whether damage at `offset`, inside the batch that starts at `validEnd`, is what a crash
     /// left of that batch's write rather than damage to committed data. It is when no intact
     /// record that ends a batch follows it, or when the first one that does is this batch's
-    /// own commit record and nothing committed follows that: the batch was written and
-    /// flushed in one go, and never acknowledged unless the flush completed.
+    /// own commit record and only zeros follow that: the batch was written and flushed in one
+    /// go, and never acknowledged unless the flush completed. Anything written after its commit
+    /// record shows that the flush did complete (a writer writes there only afterwards).
     private func damageIsUnfinishedWrite(at offset: Int, end: Int) -> Bool {
         guard let next = firstBatchEnd(from: offset + 1, end: end) else { return true }
         return next.vouchedBatchStart(in: bytes, minimum: validEnd) == validEnd
-            && !committedBatchFollows(from: next.offset + next.length, end: end)
+            && Self.isReservedSpace(bytes, from: next.offset + next.length, end: end)
     }
 
     /// Leaves the zeros after a torn write out of the image, so that `tornBytes` counts only
@@ -224,11 +230,6 @@ struct CollectionLog {
     /// Whether `from..<end` is the zero-filled space a writer reserved past the last record.
     static func isReservedSpace(_ bytes: [UInt8], from start: Int, end: Int) -> Bool {
         bytes[start..<end].allSatisfy { $0 == 0 }
-    }
-
-    /// Whether an intact record that ends a batch starts anywhere in `from..<end`.
-    private func committedBatchFollows(from start: Int, end: Int) -> Bool {
-        firstBatchEnd(from: start, end: end) != nil
     }
 
     /// The first intact record that ends a batch starting anywhere in `from..<end`. Every
@@ -297,6 +298,7 @@ struct CollectionLog {
             label = recordLabel
         case .commit:
             // Its work is done once its batch is taken in.
+            controlRecordOffsets.append(frame.offset)
             deadBytes += frame.length
         }
     }

@@ -12,38 +12,49 @@ import Testing
     /// The kind byte of a commit record that ends its batch.
     static let commitKind: UInt8 = 4 | 0x80
 
-    /// `work` with one item ("before"), then a batch of `count` items ("b0"…), each long enough
-    /// that the batch spans several 512-byte sectors. Returns where the batch starts and where
-    /// its commit record starts.
-    func withBatch(_ fixture: StoreFixture, count: Int = 8) throws -> (start: Int, commit: Int) {
+    /// `work` with one item ("before", whose secret is `before`), then a batch of `count` items
+    /// ("b0"…), each long enough that the batch spans several 512-byte sectors. Returns where
+    /// the batch starts, where its commit record starts, and where it ends.
+    func withBatch(_ fixture: StoreFixture, count: Int = 8, before: String = "s") throws -> (start: Int, commit: Int, end: Int) {
         let keychain = try fixture.keychain()
         try keychain.createCollection(label: "Work", id: work, password: password("pw"))
-        try keychain.add(NewItem(label: "before", attributes: ["n": "before"], secret: secret("s")), to: work)
+        try keychain.add(NewItem(label: "before", attributes: ["n": "before"], secret: secret(before)), to: work)
         let start = try fixture.records("work").count
-        let items = try (0..<count).map { n in
-            NewItem(label: "b\(n)", attributes: ["n": "b\(n)"], secret: try secret(String(repeating: "x", count: 300)))
-        }
-        _ = try keychain.insertAll(items, into: work)
+        _ = try keychain.insertAll(try items("b", count), into: work)
         let records = try fixture.records("work")
         let commit = try #require(recordStart(endingAt: records.count, in: records))
-        return (start, commit)
+        return (start, commit, records.count)
     }
 
-    func names(_ keychain: Keychain) throws -> Set<String> {
-        try keychain.unlock(work, password: password("pw"))
+    /// `count` items named `prefix0`…, with secrets of `secretLength` bytes.
+    func items(_ prefix: String, _ count: Int, secretLength: Int = 300) throws -> [NewItem] {
+        try (0..<count).map { n in
+            NewItem(label: "\(prefix)\(n)", attributes: ["n": "\(prefix)\(n)"],
+                    secret: try secret(String(repeating: "x", count: secretLength)))
+        }
+    }
+
+    /// The names of the items in `work`, unlocked with `text`.
+    func names(_ keychain: Keychain, password text: String = "pw") throws -> Set<String> {
+        try keychain.unlock(work, password: password(text))
         return Set(try keychain.search(Query(collection: work, returnAttributes: true)).compactMap { $0.metadata?.attributes["n"] })
     }
 
     /// The first whole 512-byte sector inside `range`.
     func wholeSector(in range: Range<Int>) throws -> Range<Int> {
         let lower = (range.lowerBound + 511) / 512 * 512
-        try #require(lower + 512 <= range.upperBound, "the batch is too short to hold a whole sector")
+        try #require(lower + 512 <= range.upperBound, "no whole sector inside \(range)")
         return lower..<lower + 512
+    }
+
+    /// `range` of `bytes` set to zeros (a sector that never reached the disk).
+    func zero(_ range: Range<Int>, in bytes: inout [UInt8]) {
+        bytes.replaceSubrange(range, with: repeatElement(0, count: range.count))
     }
 
     @Test func severalChangesAreOneBatchEndedByACommitRecord() throws {
         let fixture = try StoreFixture()
-        let (start, commit) = try withBatch(fixture, count: 3)
+        let (start, commit, _) = try withBatch(fixture, count: 3)
         let records = try fixture.records("work")
         #expect(records[commit + 4] == Self.commitKind)
         // The items before it do not end a batch themselves.
@@ -67,17 +78,16 @@ import Testing
     @Test(arguments: LostSector.allCases)
     func aBatchWithASectorThatNeverArrivedIsAnUnfinishedWrite(lost: LostSector) throws {
         let fixture = try StoreFixture()
-        let (start, commit) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture)
         var bytes = try fixture.bytes("work")
         let zeroed: Range<Int>
         switch lost {
         case .batchStart:
-            let boundary = (start / 512 + 1) * 512
-            zeroed = boundary - start >= 4 ? start..<boundary : try wholeSector(in: start..<commit)
+            zeroed = start..<(start / 512 + 1) * 512
         case .middle:
             zeroed = try wholeSector(in: (start + commit) / 2..<commit)
         }
-        bytes.replaceSubrange(zeroed, with: repeatElement(0, count: zeroed.count))
+        zero(zeroed, in: &bytes)
         try fixture.write(bytes, to: "work")
 
         let keychain = try fixture.keychain()
@@ -94,13 +104,13 @@ import Testing
     /// the file is reported and left as it is.
     @Test func aLostSectorInABatchThatCommittedDataFollowsIsCorrupt() throws {
         let fixture = try StoreFixture()
-        let (start, commit) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture)
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
         try keychain.add(NewItem(label: "later", attributes: ["n": "later"], secret: secret("l")), to: work)
         var bytes = try fixture.bytes("work")
         let zeroed = try wholeSector(in: start..<commit)
-        bytes.replaceSubrange(zeroed, with: repeatElement(0, count: zeroed.count))
+        zero(zeroed, in: &bytes)
         try fixture.write(bytes, to: "work")
         #expect {
             try fixture.keychain().info(work)
@@ -112,7 +122,7 @@ import Testing
     /// a loss.
     @Test func aFlippedByteInTheLastBatchIsDamage() throws {
         let fixture = try StoreFixture()
-        let (start, commit) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture)
         var bytes = try fixture.bytes("work")
         bytes[(start + commit) / 2] ^= 0x10
         try fixture.write(bytes, to: "work")
