@@ -50,9 +50,16 @@ import Testing
     @Test func aChosenArgv0OrCommandNameChangesNothing() throws {
         let disguised = try start("/bin/bash", ["-c", "exec -a /usr/bin/gnome-keyring-daemon /bin/sleep 30"])
         defer { stop(disguised) }
+        // exec sets the new executable before the new arguments: wait for both.
         let ready = Date().addingTimeInterval(30)
-        while ProcessControl.executable(of: disguised.pid) != resolved("/bin/sleep"), Date() < ready { usleep(5_000) }
-        let cmdline = try FileSystem.contents(of: "/proc/\(disguised.pid)/cmdline")
+        var cmdline: [UInt8] = []
+        while Date() < ready {
+            if ProcessControl.executable(of: disguised.pid) == resolved("/bin/sleep") {
+                cmdline = (try? FileSystem.contents(of: "/proc/\(disguised.pid)/cmdline")) ?? []
+                if !cmdline.isEmpty { break }
+            }
+            usleep(5_000)
+        }
         #expect(String(decoding: cmdline, as: UTF8.self).hasPrefix("/usr/bin/gnome-keyring-daemon\0"))
         #expect(try ProcessIdentity.read(processID: disguised.pid).executable.path == resolved("/bin/sleep"))
     }
