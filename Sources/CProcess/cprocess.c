@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "cprocess.h"
@@ -51,4 +53,23 @@ int cprocess_unix_datagram_socket(const char *path, int bound) {
                    : connect(fd, (struct sockaddr *)&address, sizeof address);
     if (rc != 0) { int saved = errno; close(fd); errno = saved; return -1; }
     return fd;
+}
+
+int cprocess_identity(int directory, const char *path, unsigned long long *device,
+                      unsigned long long *inode, long long *size) {
+    int flags = path[0] == 0 ? AT_EMPTY_PATH : 0;
+    struct statx info;
+    if (statx(directory, path, flags, STATX_INO | STATX_SIZE, &info) == 0) {
+        *device = makedev(info.stx_dev_major, info.stx_dev_minor);
+        *inode = info.stx_ino;
+        *size = (long long)info.stx_size;
+        return 0;
+    }
+    if (errno != ENOSYS) return -1;
+    struct stat fallback;
+    if (fstatat(directory, path, &fallback, flags) != 0) return -1;
+    *device = fallback.st_dev;
+    *inode = fallback.st_ino;
+    *size = fallback.st_size;
+    return 0;
 }

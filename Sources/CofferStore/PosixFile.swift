@@ -28,14 +28,14 @@ final class PosixFile {
 
     /// Device, inode and size of the open file.
     func status() throws(CofferError) -> (identity: Identity, size: Int) {
-        let status = try Self.io("cannot stat", path) { () throws(Errno) in try descriptor.status() }
+        let status = try Self.io("cannot stat", path) { () throws(Errno) in try descriptor.identity() }
         return (Identity(device: status.device, inode: status.inode), status.size)
     }
 
     /// Device and inode of whatever file `path` names now, or nil if there is none.
     static func identity(of path: String) throws(CofferError) -> (identity: Identity, size: Int)? {
         do {
-            let status = try FileStatus.of(path)
+            let status = try FileIdentity.of(path)
             return (Identity(device: status.device, inode: status.inode), status.size)
         } catch {
             if error == .noSuchFile { return nil }

@@ -82,6 +82,29 @@ private let interruptions = Atomic<Int>(0)
         #expect(throws: Errno.brokenPipe) { try writeEnd.writeWithoutSIGPIPE([1]) }
     }
 
+    /// A file's identity (read without its times) is the one `stat` gives, by path and by
+    /// descriptor; another file, or the same path after a rename over it, has another.
+    @Test func identityIsDeviceInodeAndSize() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/file"
+        let file = try FileDescriptor.open(path, .readWrite, options: [.create, .exclusive])
+        defer { file.close() }
+        try file.writeAll(Array("twelve bytes".utf8), at: 0)
+        let status = try FileStatus.of(path)
+        let identity = try file.identity()
+        #expect(identity.device == status.device && identity.inode == status.inode && identity.size == 12)
+        #expect(try FileIdentity.of(path) == identity)
+        #expect(throws: Errno.noSuchFile) { try FileIdentity.of(directory.path + "/missing") }
+
+        let other = try FileDescriptor.open(directory.path + "/other", .readWrite, options: [.create])
+        defer { other.close() }
+        #expect(try other.identity().inode != identity.inode)
+        #expect(rename(directory.path + "/other", path) == 0)
+        #expect(try FileIdentity.of(path) == other.identity())
+        #expect(try file.identity() == identity)
+    }
+
     @Test func positionalReadsAndWritesLocksAndStatus() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

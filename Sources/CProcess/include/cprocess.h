@@ -46,4 +46,12 @@ short cprocess_spawn_setsid_flag(void);
 /// (then non-blocking: a send to a full queue fails with EAGAIN):
 /// its descriptor, or -1 with errno set (ENAMETOOLONG for a path that does not fit).
 int cprocess_unix_datagram_socket(const char *path, int bound);
+
+/// Device (as `st_dev`), inode and size of the file `path` names from `directory` (`path` ""
+/// and `directory` a descriptor: that file), read with statx(2) asking for nothing else: a
+/// query of a file's times makes Linux 6.13+ give the next write a fine-grained time, which a
+/// later fdatasync then writes to disk too. Falls back to fstatat(2) where statx is missing.
+/// 0, or -1 with errno set.
+int cprocess_identity(int directory, const char *path, unsigned long long *device,
+                      unsigned long long *inode, long long *size);
 #endif
