@@ -25,23 +25,25 @@ enum ConcurrentWriters {
 
     /// The writer process: `--writer ADDRESS COLLECTION COUNT FIRST GOFILE`. Says `ready`, waits
     /// for GOFILE to exist, creates COUNT items, then prints `span START END CPU` (CPU: the
-    /// nanoseconds of CPU it used meanwhile) and one latency (µs) per line.
+    /// nanoseconds of CPU it used meanwhile) and, per create, a line `LATENCY FINISHED` (its
+    /// latency in µs and when it was answered, in `now()` nanoseconds).
     static func runWriter(_ arguments: [String]) throws -> Never {
         guard arguments.count == 5, let collection = ObjectPath(validating: arguments[1]), let count = Int(arguments[2]),
               let first = Int(arguments[3]) else { Options.usage() }
         let client = try Client(address: arguments[0], collection: collection)
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         while !FileManager.default.fileExists(atPath: arguments[4]) { usleep(500) }
-        var latencies: [UInt64] = []
+        var creates: [String] = []
         let cpuStart = cpuTime()
         let start = now()
         for n in first..<(first + count) {
             let before = now()
             try client.createItem(n, label: "Concurrent")
-            latencies.append((now() - before) / 1000)
+            let after = now()
+            creates.append("\((after - before) / 1000) \(after)")
         }
         let end = now()
-        let report = (["span \(start) \(end) \(cpuTime() - cpuStart)"] + latencies.map(String.init)).joined(separator: "\n") + "\n"
+        let report = (["span \(start) \(end) \(cpuTime() - cpuStart)"] + creates).joined(separator: "\n") + "\n"
         FileHandle.standardOutput.write(Data(report.utf8))
         exit(0)
     }
@@ -49,6 +51,9 @@ enum ConcurrentWriters {
     /// What N writers achieved together.
     struct Result {
         var clients: Int
+        /// Creates answered while every writer was at work (from the last one's start to the
+        /// first one's end), per second: a burst's ragged start and end, when fewer writers
+        /// run, are left out.
         var createsPerSecond: Double
         var p50: Double
         var p99: Double
@@ -56,9 +61,8 @@ enum ConcurrentWriters {
         var cpuShare: [Double]
         /// The CPU the writers used together, in cores.
         var clientsShare: Double
-
         /// The CPU one create took in all (provider, dbus-daemon and its writer), in µs.
-        var cpuPerCreate: Double { (cpuShare.reduce(0, +) + clientsShare) * 1e6 / createsPerSecond }
+        var cpuPerCreate: Double
 
         /// The creates per second `cores` could do at that cost if they did nothing else: what
         /// no provider of this cost can exceed on the machine, however it schedules its work.
@@ -81,7 +85,7 @@ enum ConcurrentWriters {
         }
         let cpuBefore = pids.map(cpuNanoseconds)
         _ = FileManager.default.createFile(atPath: go, contents: nil)
-        var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = [], clientsCPU = 0.0
+        var starts: [UInt64] = [], ends: [UInt64] = [], latencies: [Double] = [], finishes: [UInt64] = [], clientsCPU = 0.0
         for writer in writers {
             let result = writer.wait(timeout: 600)
             guard result.exitCode == 0 else { throw BenchError("a writer failed: \(result)") }
@@ -92,18 +96,23 @@ enum ConcurrentWriters {
                     starts.append(start)
                     ends.append(end)
                     clientsCPU += cpu
-                } else if let latency = Double(line) {
+                } else if fields.count == 2, let latency = Double(fields[0]), let finished = UInt64(fields[1]) {
                     latencies.append(latency)
+                    finishes.append(finished)
                 }
             }
         }
         let cpuAfter = pids.map(cpuNanoseconds)
         latencies.sort()
-        guard let start = starts.min(), let end = ends.max(), !latencies.isEmpty else { throw BenchError("the writers reported nothing") }
+        guard let start = starts.min(), let end = ends.max(), let allRunning = starts.max(), let firstDone = ends.min(),
+              firstDone > allRunning, !latencies.isEmpty else { throw BenchError("the writers reported nothing") }
         let nanoseconds = Double(end - start)
-        return Result(clients: clients, createsPerSecond: Double(latencies.count) / (nanoseconds / 1e9),
+        let steady = finishes.count { $0 > allRunning && $0 <= firstDone }
+        let cpuShare = zip(cpuBefore, cpuAfter).map { ($1 - $0) / nanoseconds }
+        return Result(clients: clients, createsPerSecond: Double(steady) / (Double(firstDone - allRunning) / 1e9),
                       p50: latencies[latencies.count / 2], p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
-                      cpuShare: zip(cpuBefore, cpuAfter).map { ($1 - $0) / nanoseconds }, clientsShare: clientsCPU / nanoseconds)
+                      cpuShare: cpuShare, clientsShare: clientsCPU / nanoseconds,
+                      cpuPerCreate: (cpuShare.reduce(0, +) * nanoseconds + clientsCPU) / 1e3 / Double(latencies.count))
     }
 }
 
