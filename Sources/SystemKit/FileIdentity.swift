@@ -18,9 +18,11 @@ public struct FileIdentity: Equatable, Sendable {
         try read("stat \(path)") { cprocess_identity(AT_FDCWD, path, &$0, &$1, &$2) }
     }
 
-    static func read(_ call: String, _ body: (inout UInt64, inout UInt64, inout Int64) -> Int32) throws(Errno) -> FileIdentity {
+    /// `call` names the call in an error (built only then: this runs before every durable write).
+    static func read(_ call: @autoclosure () -> String,
+                     _ body: (inout UInt64, inout UInt64, inout Int64) -> Int32) throws(Errno) -> FileIdentity {
         var (device, inode, size): (UInt64, UInt64, Int64) = (0, 0, 0)
-        _ = try retryingInterrupted(call) { body(&device, &inode, &size) }
+        _ = try retryingInterrupted(call()) { body(&device, &inode, &size) }
         return FileIdentity(device: device, inode: inode, size: Int(size))
     }
 }
