@@ -30,7 +30,7 @@ import Testing
             defer { lockerDone.signal() }
             do {
                 let session = try locker.library.openSession()
-                while !stop.withLock { $0 } {
+                while !stop.withLock({ $0 }) {
                     _ = try locker.library.lock([SecretPath.login])
                     try locker.library.unlock(SecretPath.login, password: SecureBytes(DaemonFixture.loginPassword), session: session)
                     lockCycles.withLock { $0 += 1 }
