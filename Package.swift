@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
                           path: "Benchmarks/CofferBench"),
         .executableTarget(name: "coffer-bus-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
-                                                                 "CofferCrypto", "DBusKit", "CofferTestSupport"],
+                                                                 "CofferCrypto", "DBusKit", "SystemKit", "CofferTestSupport"],
                           path: "Benchmarks/BusBench"),
 
         // Test support (used by test targets only): private buses and child processes.

@@ -55,6 +55,8 @@ struct Options {
     var perClient = 100
     /// How many times every provider is measured, taking turns.
     var repeats = 1
+    /// Also measure the bare provider flushing on a writer thread, as Coffer does.
+    var bareOffLoop = false
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -68,6 +70,7 @@ struct Options {
             case "--clients": clients = Int(iterator.next() ?? "") ?? 0
             case "--per-client": perClient = Int(iterator.next() ?? "") ?? 0
             case "--repeat": repeats = Int(iterator.next() ?? "") ?? 0
+            case "--bare-off-loop": bareOffLoop = true
             case "--cofferd":
                 guard let path = iterator.next() else { Self.usage() }
                 cofferd = path
@@ -95,6 +98,7 @@ struct Options {
                                     [--baseline-cofferd PATH (another cofferd, measured beside this one)]
                                     [--clients 32 [--per-client 100] (writer processes creating at once)]
                                     [--repeat 3 (every provider measured 3 times in turn; medians of the runs)]
+                                    [--bare-off-loop (also the bare provider flushing on a writer thread, as cofferd does)]
             """)
         exit(2)
     }
@@ -382,6 +386,10 @@ if let baseline = options.baseline {
 if let me = Executables.built("coffer-bus-bench") {
     providers.append(Provider(name: "bare provider", executable: me, arguments: ["--bare-provider", "DATA"], environment: { _ in [:] },
                               isBare: true))
+    if options.bareOffLoop {
+        providers.append(Provider(name: "bare provider, flush off the loop", executable: me,
+                                  arguments: ["--bare-provider", "DATA", "--flush-off-loop"], environment: { _ in [:] }, isBare: true))
+    }
 }
 if let keyring = Executables.inPath("gnome-keyring-daemon") {
     let inSession = options.keyringCollection == sessionCollection
@@ -503,7 +511,7 @@ if options.clients != nil {
 print(options.repeats > 1 ? "targets (median of \(options.repeats) runs, lowest and highest run in brackets; a call and its reference timed in turn for each ratio)"
                           : "targets (this run; a call and its reference timed in turn for each ratio)")
 let nameWidth = (order.map(\.count).max() ?? 0) + 2
-for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare provider N=") {
+for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare provider") {
     guard let row = table[column] else { continue }
     func wall(_ operation: String) -> Double? { row[operation]?.wall }
     func report(_ what: String, _ ratio: Double?, _ limit: Double, unit: String = "×", each: [Double] = []) {
