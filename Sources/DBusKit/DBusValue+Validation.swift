@@ -73,25 +73,58 @@ extension DBusValue {
         }
     }
 
-    /// Whether this value's signature is exactly `signature`, compared without building the
-    /// signature's text.
+    /// Whether this value's signature is exactly `signature`, compared byte by byte without
+    /// building the signature's text (checked for every entry a reply's dictionary holds).
     func isOfType(_ signature: Signature) -> Bool {
-        var rest = signature.rawValue.utf8[...]
-        return matchesPrefix(of: &rest) && rest.isEmpty
+        let text = signature.rawValue
+        let bytes = text.utf8.span
+        var position = 0
+        return matches(bytes, at: &position) && position == bytes.count
     }
 
-    /// Whether `rest` starts with this value's signature; if so, drops it from `rest`.
-    private func matchesPrefix(of rest: inout Substring.UTF8View) -> Bool {
-        func take(_ text: String) -> Bool {
-            guard rest.starts(with: text.utf8) else { return false }
-            rest = rest.dropFirst(text.utf8.count)
-            return true
-        }
+    /// Whether `bytes` holds this value's signature at `position`; if so, moves past it.
+    private func matches(_ bytes: Span<UInt8>, at position: inout Int) -> Bool {
         switch self {
-        case .array(let element, _): return take("a") && take(element.rawValue)
-        case .dictionary(let k, let v, _): return take("a{") && take(k.rawValue) && take(v.rawValue) && take("}")
-        case .structure(let fields): return take("(") && fields.allSatisfy { $0.matchesPrefix(of: &rest) } && take(")")
-        default: return take(signatureString)
+        case .byte: return Self.take(code: "y", bytes, &position)
+        case .boolean: return Self.take(code: "b", bytes, &position)
+        case .int16: return Self.take(code: "n", bytes, &position)
+        case .uint16: return Self.take(code: "q", bytes, &position)
+        case .int32: return Self.take(code: "i", bytes, &position)
+        case .uint32: return Self.take(code: "u", bytes, &position)
+        case .int64: return Self.take(code: "x", bytes, &position)
+        case .uint64: return Self.take(code: "t", bytes, &position)
+        case .double: return Self.take(code: "d", bytes, &position)
+        case .string: return Self.take(code: "s", bytes, &position)
+        case .objectPath: return Self.take(code: "o", bytes, &position)
+        case .signature: return Self.take(code: "g", bytes, &position)
+        case .variant: return Self.take(code: "v", bytes, &position)
+        case .unixFD: return Self.take(code: "h", bytes, &position)
+        case .bytes, .secureBytes: return Self.take(code: "a", bytes, &position) && Self.take(code: "y", bytes, &position)
+        case .array(let element, _): return Self.take(code: "a", bytes, &position) && Self.take(element, bytes, &position)
+        case .dictionary(let key, let value, _):
+            return Self.take(code: "a", bytes, &position) && Self.take(code: "{", bytes, &position) && Self.take(key, bytes, &position)
+                && Self.take(value, bytes, &position) && Self.take(code: "}", bytes, &position)
+        case .structure(let fields):
+            guard Self.take(code: "(", bytes, &position) else { return false }
+            for field in fields where !field.matches(bytes, at: &position) { return false }
+            return Self.take(code: ")", bytes, &position)
         }
+    }
+
+    /// Moves `position` past `code` if `bytes` holds it there.
+    private static func take(code: Unicode.Scalar, _ bytes: Span<UInt8>, _ position: inout Int) -> Bool {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: code) else { return false }
+        position += 1
+        return true
+    }
+
+    /// Moves `position` past `signature` if `bytes` holds it there.
+    private static func take(_ signature: Signature, _ bytes: Span<UInt8>, _ position: inout Int) -> Bool {
+        let text = signature.rawValue
+        let part = text.utf8.span
+        guard bytes.count - position >= part.count else { return false }
+        for offset in 0..<part.count where bytes[position + offset] != part[offset] { return false }
+        position += part.count
+        return true
     }
 }
