@@ -79,7 +79,7 @@ public enum SecretPath {
             }
         default:
             let kind = element(starts.0, starts.1 - 1), name = element(starts.1, starts.2 - 1)
-            guard let item = itemID(element(starts.2, bytes.count)) else { return nil }
+            guard let item = decimal(element(starts.2, bytes.count)) else { return nil }
             switch kind {
             case "collection": return collectionID(name).map { .item($0, item) }
             case "aliases": return canonicalName(name).map { .aliasItem($0, item) }
@@ -88,8 +88,9 @@ public enum SecretPath {
         }
     }
 
-    /// An item id written as `SecretPath.item` writes it: decimal, no sign, no leading zero.
-    private static func itemID(_ element: Substring) -> ItemID? {
+    /// A number written as `SecretPath` writes ids and numbers: decimal, no sign, no leading
+    /// zero (`7`, never `007`, which would be a second path for the same object).
+    private static func decimal(_ element: Substring) -> UInt64? {
         guard let first = element.utf8.first, first != UInt8(ascii: "0") || element.utf8.count == 1,
               element.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         return ItemID(element)
@@ -111,6 +112,6 @@ public enum SecretPath {
 
     private static func number(_ element: Substring, prefix: Character) -> UInt64? {
         guard element.first == prefix else { return nil }
-        return UInt64(element.dropFirst())
+        return decimal(element.dropFirst())
     }
 }
