@@ -18,8 +18,10 @@ public final class MethodCall: @unchecked Sendable {
     /// The interface of the method (resolved by the server when the caller omitted it).
     public let interface: String
     public let member: String
-    /// The arguments, matching the method's in-signature.
-    public let arguments: [DBusValue]
+    /// The arguments, matching the method's in-signature, until the call is answered: then
+    /// they are let go, so that a secret among them is released (and wiped) before the reply
+    /// leaves, not whenever the last closure holding the call goes.
+    public var arguments: [DBusValue] { state.withLock { $0.arguments } }
     /// The raw incoming message.
     public let message: DBusMessage
     /// The connection the call came in on.
@@ -27,7 +29,11 @@ public final class MethodCall: @unchecked Sendable {
 
     /// Out-signature replies are checked against (nil: not checked).
     let expectedReplySignature: String?
-    private let answered = Mutex(false)
+    private struct State {
+        var answered = false
+        var arguments: [DBusValue]
+    }
+    private let state: Mutex<State>
 
     init(message: DBusMessage, connection: DBusConnection, path: ObjectPath, interface: String,
          member: String, arguments: [DBusValue], expectedReplySignature: String?) {
@@ -37,7 +43,7 @@ public final class MethodCall: @unchecked Sendable {
         self.path = path
         self.interface = interface
         self.member = member
-        self.arguments = arguments
+        self.state = Mutex(State(arguments: arguments))
         self.expectedReplySignature = expectedReplySignature
     }
 
@@ -48,7 +54,7 @@ public final class MethodCall: @unchecked Sendable {
     }
 
     /// Whether `reply` or `fail` has been called.
-    public var isAnswered: Bool { answered.withLock { $0 } }
+    public var isAnswered: Bool { state.withLock { $0.answered } }
 
     /// The caller's Unix uid (cached per caller; one bus round trip on first use).
     public func senderUID() throws(DBusError) -> UInt32 {
@@ -85,9 +91,12 @@ public final class MethodCall: @unchecked Sendable {
     }
 
     private func answer(_ result: Answer) {
-        let first = answered.withLock { done -> Bool in
-            defer { done = true }
-            return !done
+        let first = state.withLock { s -> Bool in
+            defer {
+                s.answered = true
+                s.arguments = []
+            }
+            return !s.answered
         }
         guard first else { return }
         sendNow(result)

@@ -82,12 +82,14 @@ struct CollectionObject: DBusObject {
             let prompt = try server.makePrompt(owner: caller, action: .createItem(id, item, replace: input.replace))
             return call.reply(Collection.CreateItem.Output(item: SecretPath.none, prompt: prompt))
         }
-        let (server, id) = (self.server, self.id)
+        // What runs after the reply holds the label, not the item: its secret is let go (and
+        // wiped) as soon as the commit is done with it.
+        let (server, id, label) = (self.server, self.id, item.label)
         server.write(.insert(item, onDuplicate: input.replace ? .replace : .allow), in: id, by: caller, reply: { outcome in
             call.answer(outcome) { Collection.CreateItem.Output(item: SecretPath.item(ItemReference(collection: id, item: $0.id)), prompt: SecretPath.none) }
         }, then: { changed, application in
             let reference = ItemReference(collection: id, item: changed.id)
-            server.auditWrite(.write, of: reference, by: application, detail: changed.isNew ? "created" : "replaced", label: item.label)
+            server.auditWrite(.write, of: reference, by: application, detail: changed.isNew ? "created" : "replaced", label: label)
             server.itemsChanged(in: id, changed.isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
         })
     }

@@ -41,32 +41,44 @@ final class CollectionWriter: Sendable {
     private func run() -> Never {
         while true {
             queued.wait()
-            let jobs = pending.withLock { jobs -> [Job] in
+            var jobs = pending.withLock { jobs -> [Job] in
                 defer { jobs.removeAll() }
                 return jobs
             }
-            guard !jobs.isEmpty else { continue }   // taken by an earlier round
-            var batch: [Job] = []
-            for job in jobs {
-                if batch.contains(where: { Self.interact($0.change, job.change) }) {
-                    commit(batch)
-                    batch = []
+            // Each batch is the longest run of jobs at the front that do not interact; the
+            // jobs are taken off the list, so that only the batch holds their changes.
+            while !jobs.isEmpty {
+                var end = 1
+                while end < jobs.count, !jobs[..<end].contains(where: { Self.interact($0.change, jobs[end].change) }) {
+                    end += 1
                 }
-                batch.append(job)
+                let batch = Array(jobs[..<end])
+                jobs.removeFirst(end)
+                commit(consume batch)
             }
-            commit(batch)
         }
     }
 
-    private func commit(_ batch: [Job]) {
-        guard !batch.isEmpty else { return }
-        do {
-            let changed = try keychain.commit(batch.map(\.change), in: collection)
-            for (job, item) in zip(batch, changed) { job.done(.success(item)) }
+    /// Commits `batch` (change by change if the batch fails, so that each gets its own
+    /// outcome), lets go of its changes, then hands out the outcomes: the secrets the changes
+    /// carried are released, and so wiped, before any reply leaves.
+    private func commit(_ batch: consuming [Job]) {
+        let replies = batch.map(\.done)
+        var changes = batch.map(\.change)
+        _ = consume batch
+        let outcomes: [Result<ChangedItem, CofferError>]
+        do throws(CofferError) {
+            outcomes = try keychain.commit(changes, in: collection).map { .success($0) }
         } catch {
-            guard batch.count > 1 else { return batch[0].done(.failure(error)) }
-            for job in batch { commit([job]) }
+            outcomes = changes.count == 1 ? [.failure(error)] : changes.map { change in
+                Result { () throws(CofferError) in
+                    guard let item = try keychain.commit([change], in: collection).first else { throw .itemNotFound }
+                    return item
+                }
+            }
         }
+        changes = []
+        for (reply, outcome) in zip(replies, outcomes) { reply(outcome) }
     }
 
     /// Whether two changes may not share a commit.
