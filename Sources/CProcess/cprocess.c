@@ -1,6 +1,8 @@
 // The GNU extensions declared in include/cprocess.h.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -71,5 +73,51 @@ int cprocess_identity(int directory, const char *path, unsigned long long *devic
     *device = fallback.st_dev;
     *inode = fallback.st_ino;
     *size = fallback.st_size;
+    return 0;
+}
+
+/// `count` pointers into the strings laid end to end in `block`, and a NULL: malloc'd.
+static char **pointers_into(const char *block, size_t count) {
+    char **pointers = calloc(count + 1, sizeof *pointers);
+    if (pointers == NULL) return NULL;
+    for (size_t i = 0; i < count; i++) {
+        pointers[i] = (char *)block;
+        block += strlen(block) + 1;
+    }
+    return pointers;
+}
+
+int cprocess_spawn(pid_t *child, const char *path, const posix_spawn_file_actions_t *actions,
+                   const posix_spawnattr_t *attributes, const char *arguments, size_t argc,
+                   const char *environment, size_t envc) {
+    char **argv = pointers_into(arguments, argc);
+    char **envp = pointers_into(environment, envc);
+    int code = (argv == NULL || envp == NULL) ? ENOMEM
+             : posix_spawn(child, path, actions, attributes, argv, envp);
+    free(argv);
+    free(envp);
+    return code;
+}
+
+int cprocess_next_entry_name(DIR *directory, char *name, size_t size) {
+    errno = 0;
+    struct dirent *entry = readdir(directory);
+    if (entry == NULL) return errno == 0 ? 0 : -1;
+    size_t length = strlen(entry->d_name);
+    if (length >= size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(name, entry->d_name, length + 1);
+    return 1;
+}
+
+int cprocess_home_directory(uid_t uid, char *home, size_t size) {
+    struct passwd record, *found = NULL;
+    char buffer[4096];
+    if (getpwuid_r(uid, &record, buffer, sizeof buffer, &found) != 0 || found == NULL || record.pw_dir == NULL) return -1;
+    size_t length = strlen(record.pw_dir);
+    if (length >= size) return -1;
+    memcpy(home, record.pw_dir, length + 1);
     return 0;
 }

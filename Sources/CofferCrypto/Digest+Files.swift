@@ -10,14 +10,10 @@ extension Digest {
         let err = gcry_md_open(&handle, COFFER_GCRY_MD_SHA256, 0)
         guard err == 0, let handle else { throw gcryError(err, "gcry_md_open") }
         defer { gcry_md_close(handle) }
-        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = try buffer.withUnsafeMutableBytes { chunk throws(Errno) -> Int in
-                let count = try file.read(into: chunk)
-                gcry_md_write(handle, chunk.baseAddress, count)
-                return count
-            }
-            if count == 0 { break }
+            let chunk = try file.read(upTo: 65536)
+            if chunk.isEmpty { break }
+            gcry_md_write(handle, chunk, chunk.count)
         }
         guard let digest = gcry_md_read(handle, COFFER_GCRY_MD_SHA256) else {
             throw CryptoError.invalidInput("libgcrypt gave no digest")

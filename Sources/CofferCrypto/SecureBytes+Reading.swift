@@ -9,7 +9,8 @@ extension SecureBytes {
     @discardableResult
     public func append(readingFrom descriptor: FileDescriptor, upTo maxCount: Int) throws -> Int {
         try reserve(additional: maxCount)
-        let n = try descriptor.read(into: UnsafeMutableRawBufferPointer(start: storage + count, count: maxCount))
+        var room = UnsafeMutableRawBufferPointer(start: storage + count, count: maxCount).mutableBytes
+        let n = try descriptor.read(into: &room)
         count += n
         return n
     }

@@ -12,7 +12,7 @@ extension SecureBytes {
         while offset < count {
             if let timeout { try Self.waitUntilWritable(descriptor, timeout: timeout) }
             let rest = UnsafeRawBufferPointer(start: storage + offset, count: count - offset)
-            offset += try descriptor.writeWithoutSIGPIPE(from: rest)
+            offset += try descriptor.writeWithoutSIGPIPE(rest.bytes)
         }
     }
 

@@ -47,15 +47,20 @@ extension FileDescriptor {
         })
     }
 
-    /// `count` bytes from `offset` (fewer only at end of file), as many `pread(2)` calls as it takes.
+    /// `count` bytes from `offset` (fewer only at end of file), as many `pread(2)` calls as it
+    /// takes: the first reads into the result; after a short read, the rest comes a piece at a
+    /// time.
     public func read(at offset: Int, upTo count: Int) throws(Errno) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
-            let n = try retryingInterrupted("pread") {
-                bytes.withUnsafeMutableBytes { buffer in
-                    pread(rawValue, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
-                }
+            let n: Int
+            if filled == 0 {
+                n = try retryingInterrupted("pread") { pread(rawValue, &bytes, count, off_t(offset)) }
+            } else {
+                var rest = [UInt8](repeating: 0, count: count - filled)
+                n = try retryingInterrupted("pread") { pread(rawValue, &rest, rest.count, off_t(offset + filled)) }
+                bytes.replaceSubrange(filled..<filled + n, with: rest[..<n])
             }
             if n == 0 { break }
             filled += n
@@ -68,11 +73,8 @@ extension FileDescriptor {
     public func writeAll(_ bytes: [UInt8], at offset: Int) throws(Errno) {
         var done = 0
         while done < bytes.count {
-            done += try retryingInterrupted("pwrite") {
-                bytes.withUnsafeBytes { buffer in
-                    pwrite(rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-                }
-            }
+            let rest = done == 0 ? bytes : Array(bytes[done...])
+            done += try retryingInterrupted("pwrite") { pwrite(rawValue, rest, rest.count, off_t(offset + done)) }
         }
     }
 

@@ -55,10 +55,10 @@ extension FileDescriptor {
         try Self.withoutSIGPIPE { () throws(Errno) in try write(bytes) }
     }
 
-    /// `write(from:)` that turns a closed pipe into `Errno.brokenPipe` instead of a SIGPIPE, as
-    /// `writeWithoutSIGPIPE(_:)` does.
-    public func writeWithoutSIGPIPE(from buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
-        try Self.withoutSIGPIPE { () throws(Errno) in try write(from: buffer) }
+    /// `write(_:)` of a span that turns a closed pipe into `Errno.brokenPipe` instead of a
+    /// SIGPIPE, as `writeWithoutSIGPIPE(_:)` of an array slice does.
+    public func writeWithoutSIGPIPE(_ bytes: RawSpan) throws(Errno) -> Int {
+        try Self.withoutSIGPIPE { () throws(Errno) in try write(bytes) }
     }
 
     /// Runs `write` with SIGPIPE blocked in this thread, consuming a SIGPIPE it raised.

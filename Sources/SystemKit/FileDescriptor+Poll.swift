@@ -27,7 +27,7 @@ extension FileDescriptor {
     public static func poll(_ descriptors: [(FileDescriptor, PollEvents)],
                             timeoutMilliseconds: Int32) throws(Errno) -> [PollEvents] {
         var fds = descriptors.map { pollfd(fd: $0.0.rawValue, events: $0.1.rawValue, revents: 0) }
-        let n = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds) }
+        let n = Glibc.poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
         if n < 0 {
             let code = errno
             if code != EINTR { throw Errno(code, operation: "poll") }

@@ -21,18 +21,17 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     // MARK: Reading
 
-    /// One `read(2)` into `buffer`: how many bytes arrived, 0 at end of file. A non-blocking
-    /// descriptor with nothing to read throws `Errno.wouldBlock`.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        try retryingInterrupted("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    /// One `read(2)` into the start of `buffer`: how many bytes arrived, 0 at end of file. A
+    /// non-blocking descriptor with nothing to read throws `Errno.wouldBlock`. For callers whose
+    /// bytes must not pass through an array (secure memory).
+    public func read(into buffer: inout MutableRawSpan) throws(Errno) -> Int {
+        try retryingInterrupted("read") { buffer.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) } }
     }
 
     /// The bytes of one `read(2)` of at most `count` bytes: empty only at end of file.
     public func read(upTo count: Int) throws(Errno) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let n = try retryingInterrupted("read") {
-            bytes.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) }
-        }
+        let n = try retryingInterrupted("read") { Glibc.read(rawValue, &bytes, count) }
         bytes.removeLast(count - n)
         return bytes
     }
@@ -64,13 +63,13 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     /// One `write(2)` of `bytes`: how many were written (perhaps fewer). A non-blocking
     /// descriptor that takes nothing now throws `Errno.wouldBlock`.
     public func write(_ bytes: ArraySlice<UInt8>) throws(Errno) -> Int {
-        try retryingInterrupted("write") { bytes.withUnsafeBytes { Glibc.write(rawValue, $0.baseAddress, $0.count) } }
+        try write(bytes.span.bytes)
     }
 
-    /// One `write(2)` of the bytes `buffer` points at: how many were written (perhaps fewer).
-    /// For callers whose bytes must not be copied into an array first (secure memory).
-    public func write(from buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
-        try retryingInterrupted("write") { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    /// One `write(2)` of `bytes`: how many were written (perhaps fewer). For callers whose
+    /// bytes must not be copied into an array first (secure memory).
+    public func write(_ bytes: RawSpan) throws(Errno) -> Int {
+        try retryingInterrupted("write") { bytes.withUnsafeBytes { Glibc.write(rawValue, $0.baseAddress, $0.count) } }
     }
 
     /// Writes all of `bytes`, as many `write(2)` calls as it takes.

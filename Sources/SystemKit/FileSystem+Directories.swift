@@ -1,3 +1,4 @@
+import CProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,17 +11,21 @@ extension FileSystem {
         guard let directory = opendir(path) else { throw Errno(errno, operation: "opendir \(path)") }
         defer { closedir(directory) }
         var names: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)   // d_name's size on Linux
         while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                if errno != 0 { throw Errno(errno, operation: "readdir \(path)") }
-                return names
+            switch cprocess_next_entry_name(directory, &buffer, buffer.count) {
+            case 0: return names
+            case 1:
+                let name = Self.string(fromNUL: buffer)
+                if name != "." && name != ".." { names.append(name) }
+            default: throw Errno(errno, operation: "readdir \(path)")
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
         }
+    }
+
+    /// The text of a NUL-terminated C string in `buffer`.
+    private static func string(fromNUL buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Creates directory `path` and any missing parents with `permissions` (existing ones are
@@ -39,13 +44,8 @@ extension FileSystem {
     /// The home directory of the user this process runs as, from the password database (for
     /// when `HOME` is not set), or `/` if it has none.
     public static func homeDirectoryOfThisUser() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        return buffer.withUnsafeMutableBufferPointer { strings in
-            var record = passwd()
-            var found: UnsafeMutablePointer<passwd>?
-            guard let storage = strings.baseAddress, getpwuid_r(getuid(), &record, storage, strings.count, &found) == 0,
-                  found != nil, let home = record.pw_dir else { return "/" }
-            return String(cString: home)
-        }
+        var home = [CChar](repeating: 0, count: 4096)
+        guard cprocess_home_directory(getuid(), &home, home.count) == 0 else { return "/" }
+        return string(fromNUL: home)
     }
 }

@@ -60,7 +60,7 @@ public struct Inotify {
     /// The events one read of the queue returns; empty when none are queued.
     public mutating func readEvents() -> [Event] {
         let count = (try? retryingInterrupted("read") {
-            buffer.withUnsafeMutableBytes { Glibc.read(descriptor.rawValue, $0.baseAddress, $0.count) }
+            Glibc.read(descriptor.rawValue, &buffer, buffer.count)
         }) ?? 0
         mayHaveMore = count > buffer.count - Self.largestEvent
         var events: [Event] = []
@@ -76,9 +76,10 @@ public struct Inotify {
         return events
     }
 
-    /// The 32-bit field at `offset` of the buffer.
+    /// The 32-bit field at `offset` of the buffer, in host byte order.
     private func field(_ offset: Int) -> UInt32 {
-        buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+        let littleEndian = (0..<4).reduce(UInt32(0)) { $0 | UInt32(buffer[offset + $1]) << (8 * $1) }
+        return UInt32(littleEndian: littleEndian)
     }
 
     /// Closes the instance; its watches go with it.

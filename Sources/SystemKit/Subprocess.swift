@@ -69,18 +69,21 @@ public final class Subprocess: Sendable {
         let argv = [path] + arguments
         let envp = environment.map { "\($0.key)=\($0.value)" }
         var child: pid_t = 0
-        let code = Self.withCStrings(argv) { cargv in
-            Self.withCStrings(envp) { cenv in posix_spawn(&child, path, &actions, &attributes, cargv, cenv) }
-        }
+        let code = cprocess_spawn(&child, path, &actions, &attributes, Self.laidEndToEnd(argv), argv.count,
+                                  Self.laidEndToEnd(envp), envp.count)
         guard code == 0 else { throw Errno(code, operation: "posix_spawn \(path)") }
         pid = child
     }
 
-    /// Calls `body` with a NULL-terminated array of C strings.
-    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        return body(pointers)
+    /// `strings` as C strings one after the other, each ending in a NUL (as `cprocess_spawn`
+    /// takes them). A NUL inside a string ends it there, as in any C string.
+    private static func laidEndToEnd(_ strings: [String]) -> [CChar] {
+        var block: [CChar] = []
+        for string in strings {
+            block += string.utf8.prefix { $0 != 0 }.map { CChar(bitPattern: $0) }
+            block.append(0)
+        }
+        return block
     }
 
     // MARK: Waiting

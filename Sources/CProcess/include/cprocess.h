@@ -2,7 +2,9 @@
 // are declared only under _GNU_SOURCE, which cprocess.c defines).
 #ifndef COFFER_CPROCESS_H
 #define COFFER_CPROCESS_H
+#include <dirent.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <signal.h>
@@ -54,4 +56,19 @@ int cprocess_unix_datagram_socket(const char *path, int bound);
 /// 0, or -1 with errno set.
 int cprocess_identity(int directory, const char *path, unsigned long long *device,
                       unsigned long long *inode, long long *size);
+
+/// posix_spawn(3) with argv and envp given as `argc` and `envc` NUL-terminated strings laid
+/// end to end in `arguments` and `environment`, so that Swift need build no pointer arrays.
+/// posix_spawn's result (0 or an error number); ENOMEM if the arrays cannot be made.
+int cprocess_spawn(pid_t *child, const char *path, const posix_spawn_file_actions_t *actions,
+                   const posix_spawnattr_t *attributes, const char *arguments, size_t argc,
+                   const char *environment, size_t envc);
+
+/// The name of the next entry of `directory` copied into `name` (`size` bytes, NUL-terminated):
+/// 1, or 0 at the end, or -1 with errno set.
+int cprocess_next_entry_name(DIR *directory, char *name, size_t size);
+
+/// The home directory of the user with `uid` in the password database, copied into `home`
+/// (`size` bytes, NUL-terminated): 0, or -1 when there is none or it does not fit.
+int cprocess_home_directory(uid_t uid, char *home, size_t size);
 #endif
