@@ -91,7 +91,7 @@ struct DebianPackageTests {
         for directory in ["info", "updates", "triggers"] {
             try FileManager.default.createDirectory(atPath: "\(root)/var/lib/dpkg/\(directory)", withIntermediateDirectories: true)
         }
-        FileManager.default.createFile(atPath: "\(root)/var/lib/dpkg/status", contents: Data())
+        #expect(FileManager.default.createFile(atPath: "\(root)/var/lib/dpkg/status", contents: Data()), "the throw-away dpkg status file")
         // --force-depends: the throw-away root has no libc6 or libdbus-1-3 packages registered.
         _ = try await output("dpkg", ["--root=\(root)", "--log=/dev/null", "--force-depends", "--force-not-root", "-i", deb])
 
