@@ -66,9 +66,9 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// Whether the item exists. Works while locked.
     func contains(_ item: ItemID) throws(CofferError) -> Bool
     func metadata(of item: ItemID) throws(CofferError) -> ItemMetadata
-    /// The metadata of each of `items` that exists, with one look at what other processes
-    /// changed for the whole batch.
-    func metadata(of items: [ItemID]) throws(CofferError) -> [ItemID: ItemMetadata]
+    /// The metadata of each of `items`, by position (nil: no such item), with one look at what
+    /// other processes changed for the whole batch.
+    func metadata(of items: [ItemID]) throws(CofferError) -> [ItemMetadata?]
     func secret(of item: ItemID) throws(CofferError) -> Secret
     /// Hands `body` the secret of each of `items` that exists, with its position in `items`,
     /// one at a time: each secret's plaintext is released before the next is decrypted, so a

@@ -59,3 +59,29 @@ public struct ItemReference: Hashable, Sendable, CustomStringConvertible {
     }
     public var description: String { "\(collection)/\(item)" }
 }
+
+extension Array where Element == ItemReference {
+    /// The positions of these references, grouped by collection; collections in the order they
+    /// first appear, positions ascending. A run of references to one collection is grouped
+    /// without hashing its id again, so the usual request (all in one collection) costs one
+    /// hash, not one per item.
+    public func positionsByCollection() -> [(collection: CollectionID, positions: [Int])] {
+        var groups: [(collection: CollectionID, positions: [Int])] = []
+        var groupOf: [CollectionID: Int] = [:]
+        var current = -1
+        for position in indices {
+            let id = self[position].collection
+            if current < 0 || groups[current].collection != id {
+                if let known = groupOf[id] {
+                    current = known
+                } else {
+                    current = groups.count
+                    groupOf[id] = current
+                    groups.append((id, []))
+                }
+            }
+            groups[current].positions.append(position)
+        }
+        return groups
+    }
+}

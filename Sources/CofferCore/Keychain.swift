@@ -110,57 +110,49 @@ public final class Keychain: Sendable {
     /// Each collection's rules are read once for all its items.
     public func decide(reads references: [ItemReference], by application: Application,
                        digest: () -> [UInt8]? = { nil }) -> [ReadDecision] {
-        enum Rules {
-            /// With the metadata of the items asked about, or nil when one of them could not be
-            /// read (damage): then each is read alone, so that only it fails.
-            case open(any CollectionBackend, CollectionAccess, [ItemID: ItemMetadata]?)
-            case closed(ReadDecision)
-        }
-        var rules: [CollectionID: Rules] = [:]
-        for (id, items) in Dictionary(grouping: references, by: \.collection) {
+        var decisions = [ReadDecision](repeating: .missing, count: references.count)
+        for (id, positions) in references.positionsByCollection() {
+            let backend: any CollectionBackend
+            let access: CollectionAccess
             do throws(CofferError) {
-                let backend = try collection(id)
-                if backend.isLocked {
-                    rules[id] = .closed(.locked(id))
-                } else {
-                    let access = try backend.access()
-                    rules[id] = .open(backend, access, try? backend.metadata(of: items.map(\.item)))
-                }
-            } catch .collectionNotFound {
-                rules[id] = .closed(.missing)
-            } catch .locked {
-                rules[id] = .closed(.locked(id))
+                backend = try collection(id)
+                guard !backend.isLocked else { throw .locked(id.rawValue) }
+                access = try backend.access()
             } catch {
-                rules[id] = .closed(.rulesUnreadable("\(error)"))
+                let decision: ReadDecision = switch error {
+                case .collectionNotFound: .missing
+                case .locked: .locked(id)
+                default: .rulesUnreadable("\(error)")
+                }
+                for position in positions { decisions[position] = decision }
+                continue
             }
-        }
-        let now = Clock.now()
-        return references.map { reference -> ReadDecision in
-            switch rules[reference.collection] {
-            case .closed(let decision)?:
-                return decision
-            case .open(let backend, let access, let found)?:
+            // One look for all; when one of them cannot be read (damage), each is read alone,
+            // so that only it fails.
+            let found = try? backend.metadata(of: positions.map { references[$0].item })
+            let now = Clock.now()
+            for (index, position) in positions.enumerated() {
+                let item = references[position].item
                 do throws(CofferError) {
                     let metadata: ItemMetadata
                     if let found {
-                        guard let known = found[reference.item] else { return .missing }
+                        guard let known = found[index] else { continue }   // no such item: missing
                         metadata = known
                     } else {
-                        metadata = try backend.metadata(of: reference.item)
+                        metadata = try backend.metadata(of: item)
                     }
-                    return .decided(access.decide(application, item: reference.item, creator: metadata.creator, at: now, digest: digest),
-                                    label: metadata.label)
+                    decisions[position] = .decided(access.decide(application, item: item, creator: metadata.creator, at: now, digest: digest),
+                                                   label: metadata.label)
                 } catch .itemNotFound {
-                    return .missing
+                    decisions[position] = .missing
                 } catch .locked {
-                    return .locked(reference.collection)
+                    decisions[position] = .locked(id)
                 } catch {
-                    return .rulesUnreadable("\(error)")
+                    decisions[position] = .rulesUnreadable("\(error)")
                 }
-            case nil:
-                return .missing
             }
         }
+        return decisions
     }
 
     // MARK: Aliases
@@ -312,13 +304,12 @@ public final class Keychain: Sendable {
     /// before the next is read. Each collection is looked up, and checked for what other
     /// processes changed, once for all its items. Any other failure ends the call.
     public func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
-        let positions = Dictionary(grouping: references.indices) { references[$0].collection }
         let existing = Set(try collectionIDs())
-        for (id, indices) in positions.sorted(by: { $0.value[0] < $1.value[0] }) where existing.contains(id) {
+        for (id, positions) in references.positionsByCollection() where existing.contains(id) {
             let backend = try collection(id, listed: true)
             guard !backend.isLocked else { continue }
-            try backend.forEachSecret(of: indices.map { references[$0].item }) { position, secret in
-                try body(indices[position], secret)
+            try backend.forEachSecret(of: positions.map { references[$0].item }) { index, secret in
+                try body(positions[index], secret)
             }
         }
     }

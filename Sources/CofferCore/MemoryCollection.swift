@@ -100,12 +100,8 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
         }
     }
 
-    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemID: ItemMetadata] {
-        state.withLock { s in
-            var found: [ItemID: ItemMetadata] = [:]
-            for item in items { if let entry = s.items[item] { found[item] = entry.metadata } }
-            return found
-        }
+    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemMetadata?] {
+        state.withLock { s in items.map { s.items[$0]?.metadata } }
     }
 
     public func secret(of item: ItemID) throws(CofferError) -> Secret {

@@ -157,10 +157,11 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try withFreshState { s throws(CofferError) in try metadata(of: item, in: &s) }
     }
 
-    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemID: ItemMetadata] {
+    public func metadata(of items: [ItemID]) throws(CofferError) -> [ItemMetadata?] {
         try withFreshState { s throws(CofferError) in
-            var found: [ItemID: ItemMetadata] = [:]
-            for item in items where s.log.entries[item] != nil { found[item] = try metadata(of: item, in: &s) }
+            var found: [ItemMetadata?] = []
+            found.reserveCapacity(items.count)
+            for item in items { found.append(s.log.entries[item] == nil ? nil : try metadata(of: item, in: &s)) }
             return found
         }
     }

@@ -3,18 +3,24 @@ import DBusKit
 import Synchronization
 import SystemKit
 
+/// What a client may do with one of the items it asked to read.
+enum ReadVerdict: Equatable {
+    /// It may read it: only these are read.
+    case allowed
+    /// Its collection is locked (GetSecret answers IsLocked; GetSecrets leaves it out).
+    case locked
+    /// It does not exist.
+    case missing
+    /// It may not read it; why, in words for the client's error message.
+    case refused(String)
+}
+
 /// What a client may read of the items it asked for.
 struct ReadAuthorization {
     /// The application the client was identified as (nil: it could not be).
     var application: Application?
-    /// Items it may read: only these are read.
-    var allowed: Set<ItemReference> = []
-    /// Items of locked collections (GetSecret answers IsLocked; GetSecrets leaves them out).
-    var locked: Set<ItemReference> = []
-    /// Items that do not exist.
-    var missing: Set<ItemReference> = []
-    /// Items it may not read, each with why, in words for the client's error message.
-    var refused: [ItemReference: String] = [:]
+    /// One verdict per item asked about, in the order they were asked for.
+    var verdicts: [ReadVerdict]
 }
 
 /// Decides whether the application behind a client may read the secrets it asks for: allowed
@@ -112,10 +118,8 @@ final class AccessGate: @unchecked Sendable {
                         then: @escaping @Sendable (ReadAuthorization) -> Void) {
         application(of: client) { [self] identified in
             guard let identified else {
-                var result = ReadAuthorization()
-                for reference in references {
-                    result.refused[reference] = "the service cannot tell which application is asking (see its log)"
-                }
+                let refused = ReadVerdict.refused("the service cannot tell which application is asking (see its log)")
+                let result = ReadAuthorization(verdicts: Array(repeating: refused, count: references.count))
                 record(references, result, decisions: references.map { _ in .missing })
                 then(result)
                 return
@@ -170,68 +174,68 @@ final class AccessGate: @unchecked Sendable {
     /// user's "Allow once" answers let the client read; audited.
     private func conclude(_ references: [ItemReference], _ decisions: [ReadDecision], for client: String, as identified: Caller,
                           allowedOnce: Set<ItemReference>, busy: String? = nil) -> ReadAuthorization {
-        var result = ReadAuthorization(application: identified.application)
-        var details: [ItemReference: String] = [:]
+        var result = ReadAuthorization(application: identified.application, verdicts: [])
+        result.verdicts.reserveCapacity(references.count)
+        var details: [String?] = []
+        details.reserveCapacity(references.count)
+        var used: Set<CollectionID> = []
+        var lastUsed: CollectionID?
         for (reference, decided) in zip(references, decisions) {
-            switch decided {
-            case .locked:
-                result.locked.insert(reference)
-                continue
-            case .missing:
-                result.missing.insert(reference)
-                continue
-            case .rulesUnreadable(let why):
-                result.refused[reference] = "the collection's access rules cannot be read (\(why))"
-                continue
-            case .decided: break
-            }
-            switch decided.decision {
-            case nil:
-                break
-            case .allowed(let reason)?:
-                result.allowed.insert(reference)
-                details[reference] = switch reason {
-                case .openPolicy: "open policy"
-                case .creator: "creator"
-                case .granted: "granted"
-                }
-            case .ask?:
-                if allowedOnce.contains(reference) {
-                    result.allowed.insert(reference)
-                    details[reference] = "allowed once by the user"
-                } else if isDenied(reference, to: identified.application, now: Clock.now()) {
-                    result.refused[reference] = "the user denied it access to this item (asked again in at most \(Self.denialMemory / 60) minutes)"
-                } else if let busy {
-                    result.refused[reference] = busy
-                } else {
-                    result.refused[reference] = "the user was not asked: no dialog could be shown (see the service's log)"
-                }
-            case .denied?:
-                result.refused[reference] = "the collection's policy is strict and it has no grant for this item"
+            let (verdict, detail) = verdict(on: reference, decided, for: identified.application, allowedOnce: allowedOnce, busy: busy)
+            result.verdicts.append(verdict)
+            details.append(detail)
+            if verdict == .allowed, reference.collection != lastUsed {
+                used.insert(reference.collection)
+                lastUsed = reference.collection
             }
         }
         record(references, result, decisions: decisions, details: details)
-        for collection in Set(result.allowed.map(\.collection)) { server.autoLock.used(collection) }
+        for collection in used { server.autoLock.used(collection) }
         return result
     }
 
+    /// What `decided` lets `application` do with `reference`, and for an item it may read, why
+    /// (for the audit log).
+    private func verdict(on reference: ItemReference, _ decided: ReadDecision, for application: Application,
+                         allowedOnce: Set<ItemReference>, busy: String?) -> (ReadVerdict, String?) {
+        switch decided {
+        case .locked: return (.locked, nil)
+        case .missing: return (.missing, nil)
+        case .rulesUnreadable(let why): return (.refused("the collection's access rules cannot be read (\(why))"), nil)
+        case .decided(let decision, _):
+            switch decision {
+            case .allowed(.openPolicy): return (.allowed, "open policy")
+            case .allowed(.creator): return (.allowed, "creator")
+            case .allowed(.granted): return (.allowed, "granted")
+            case .ask where allowedOnce.contains(reference):
+                return (.allowed, "allowed once by the user")
+            case .ask where isDenied(reference, to: application, now: Clock.now()):
+                return (.refused("the user denied it access to this item (asked again in at most \(Self.denialMemory / 60) minutes)"), nil)
+            case .ask:
+                return (.refused(busy ?? "the user was not asked: no dialog could be shown (see the service's log)"), nil)
+            case .denied:
+                return (.refused("the collection's policy is strict and it has no grant for this item"), nil)
+            }
+        }
+    }
+
     /// One audit event per item decided (each item once, however often it was asked for), in
-    /// one write once the call is answered.
+    /// one write once the call is answered. `details`: why each item allowed was.
     private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision],
-                        details: [ItemReference: String] = [:]) {
+                        details: [String?] = []) {
         guard let audit else { return }
         var events: [AuditEvent] = []
-        var seen: Set<ItemReference> = []
+        var seen = Set<ItemReference>(minimumCapacity: references.count)
         events.reserveCapacity(references.count)
-        for (reference, decided) in zip(references, decisions) where seen.insert(reference).inserted {
-            let (outcome, detail): (AuditEvent.Outcome, String?) = if let why = result.refused[reference] {
-                (.denied, why)
-            } else {
-                (.ok, details[reference])
+        for (position, reference) in references.enumerated() where seen.insert(reference).inserted {
+            let (outcome, detail): (AuditEvent.Outcome, String?) = switch result.verdicts[position] {
+            case .refused(let why): (.denied, why)
+            case .allowed: (.ok, details[position])
+            case .locked, .missing: (.ok, nil)
             }
             guard let detail else { continue }
             events.append(AuditEvent(action: .read, outcome: outcome, application: result.application, collection: reference.collection,
-                                     item: reference.item, label: decided.label, detail: detail))
+                                     item: reference.item, label: decisions[position].label, detail: detail))
         }
         server.connection.post { [events] in audit.record(contentsOf: events) }
     }

@@ -31,11 +31,12 @@ struct ItemObject: DBusObject {
             _ = try server.session(at: sessionPath, for: call.sender)
             server.gate.authorizeReads(of: [reference], by: call.sender) { verdict in
                 do {
-                    if let why = verdict.refused[reference] {
-                        throw AccessGate.refusal(of: reference, to: verdict.application, because: why)
+                    switch verdict.verdicts[0] {
+                    case .allowed: break
+                    case .refused(let why): throw AccessGate.refusal(of: reference, to: verdict.application, because: why)
+                    case .locked: throw CofferError.locked(reference.collection.rawValue)
+                    case .missing: throw CofferError.itemNotFound
                     }
-                    if verdict.locked.contains(reference) { throw CofferError.locked(reference.collection.rawValue) }
-                    guard verdict.allowed.contains(reference) else { throw CofferError.itemNotFound }
                     let session = try server.session(at: sessionPath, for: call.sender)
                     call.reply(Item.GetSecret.Output(secret: try session.encode(try server.keychain.secret(of: reference))))
                 } catch {

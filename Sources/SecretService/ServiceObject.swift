@@ -130,7 +130,7 @@ struct ServiceObject: DBusObject {
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
         server.gate.authorizeReads(of: named.map(\.1), by: call.sender) { verdict in
             // Items the application may not read are left out, as locked ones are.
-            let allowed = named.filter { verdict.allowed.contains($0.1) }
+            let allowed = zip(named, verdict.verdicts).compactMap { $1 == .allowed ? $0 : nil }
             do {
                 let session = try server.session(at: path, for: call.sender)
                 var replyBytes = 0

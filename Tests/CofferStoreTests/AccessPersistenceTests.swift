@@ -78,6 +78,26 @@ import Testing
     }
 
     /// Grants of deleted items go at the next change of the rules.
+    /// A batch of reads across collections (interleaved, with a locked one, one that does not
+    /// exist, a missing item and a repeat) is decided item by item, in the order asked.
+    @Test func aMixedBatchIsDecidedInTheOrderAsked() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        let home = CollectionID("home")!
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        try keychain.createCollection(label: "Home", id: home, password: password("pw"))
+        let mine = try keychain.add(NewItem(label: "Mine", attributes: ["n": "1"], secret: secret("m"), creator: python), to: work)
+        let theirs = try keychain.add(NewItem(label: "Theirs", attributes: ["n": "2"], secret: secret("t")), to: work)
+        let atHome = try keychain.add(NewItem(label: "Home", attributes: ["n": "3"], secret: secret("h")), to: home)
+        try keychain.lock(home)
+        let gone = ItemReference(collection: work, item: theirs.item + 100)
+        let nowhere = ItemReference(collection: CollectionID("nowhere")!, item: 1)
+
+        let decided = keychain.decide(reads: [theirs, atHome, nowhere, mine, gone, atHome, theirs], by: python)
+        #expect(decided == [.decided(.ask, label: "Theirs"), .locked(home), .missing, .decided(.allowed(.creator), label: "Mine"),
+                            .missing, .locked(home), .decided(.ask, label: "Theirs")])
+    }
+
     @Test func grantsOfDeletedItemsAreDropped() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()
