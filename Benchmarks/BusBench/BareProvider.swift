@@ -175,7 +175,7 @@ final class BareProvider: @unchecked Sendable {   // its state is used on its lo
                 var wire = WireSecret(session: Self.session, parameters: [], value: item.secret, contentType: item.contentType)
                 if let encryptor {
                     wire.parameters = Array(ivs[position * AES128CBC.blockLength ..< (position + 1) * AES128CBC.blockLength])
-                    wire.value = try SecureBytes(try encryptor.encrypt(item.secret, iv: wire.parameters))
+                    wire.value = try encryptor.seal(item.secret, iv: wire.parameters)
                 }
                 try add(.objectPath(path), wire.dbusValue)
             }

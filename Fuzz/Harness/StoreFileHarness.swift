@@ -94,6 +94,6 @@ public enum StoreFileHarness {
 
     private static func readPayload(_ payload: SecureBytes) {
         _ = try? ItemPayload.metadata(from: payload)
-        _ = try? ItemPayload.secret(andContentTypeOf: payload)
+        _ = try? ItemPayload.secret(cutFrom: payload)   // last: it cuts the payload down
     }
 }

@@ -37,7 +37,14 @@ public final class AES128CBCKey: Sendable {
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
     public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-        try encrypt(plaintext, iv: iv, with: try cipher())
+        let sealed = try seal(plaintext, iv: iv)
+        return sealed.unprotectedArray(0..<sealed.count)   // ciphertext: nothing secret is copied out
+    }
+
+    /// Pads `plaintext` (PKCS#7) and encrypts it in one new secure buffer, the only one made:
+    /// what a Secret Service message carries (as `SecureBytes`, as it carries a plain secret).
+    public func seal(_ plaintext: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
+        try seal(plaintext, iv: iv, with: try cipher())
     }
 
     /// An encryptor that keeps one cipher handle open for all it encrypts (the many secrets of
@@ -46,7 +53,7 @@ public final class AES128CBCKey: Sendable {
         Encryptor(key: self, cipher: try cipher())
     }
 
-    /// Encrypts as `encrypt(_:iv:)` does, with a cipher handle it keeps (see `encryptor()`).
+    /// Seals as `seal(_:iv:)` does, with a cipher handle it keeps (see `encryptor()`).
     public final class Encryptor {
         private let key: AES128CBCKey
         private let cipher: CipherHandle
@@ -56,18 +63,21 @@ public final class AES128CBCKey: Sendable {
             self.cipher = cipher
         }
 
-        /// Pads `plaintext` (PKCS#7) and encrypts it.
-        public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-            try key.encrypt(plaintext, iv: iv, with: cipher)
+        /// As `AES128CBCKey.seal(_:iv:)`.
+        public func seal(_ plaintext: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
+            try key.seal(plaintext, iv: iv, with: cipher)
         }
     }
 
-    fileprivate func encrypt(_ plaintext: SecureBytes, iv: [UInt8], with cipher: CipherHandle) throws -> [UInt8] {
+    fileprivate func seal(_ plaintext: SecureBytes, iv: [UInt8], with cipher: CipherHandle) throws -> SecureBytes {
+        try Self.check(iv: iv)
         let padLength = blockLength - plaintext.count % blockLength
-        let padded = try SecureBytes(capacity: plaintext.count + padLength)
-        try padded.append(plaintext)
-        for _ in 0..<padLength { try padded.append(UInt8(padLength)) }
-        return try encryptBlocks(padded, iv: iv, with: cipher)
+        let sealed = try SecureBytes(capacity: plaintext.count + padLength)
+        try sealed.append(plaintext)
+        for _ in 0..<padLength { try sealed.append(UInt8(padLength)) }
+        try iv.withUnsafeBytes { try cipher.setIV($0) }
+        try sealed.withUnsafeMutableBytes { try cipher.encryptInPlace($0) }
+        return sealed
     }
 
     /// Encrypts `plaintext`, whose length must be a multiple of the block length already (for

@@ -45,6 +45,12 @@ final class CipherHandle: @unchecked Sendable {
                                           input.baseAddress, input.count), "gcry_cipher_encrypt")
     }
 
+    /// Encrypts `buffer` where it is.
+    func encryptInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        guard buffer.count > 0 else { return }
+        try gcryCheck(gcry_cipher_encrypt(raw, buffer.baseAddress, buffer.count, nil, 0), "gcry_cipher_encrypt")
+    }
+
     func decrypt(into out: UnsafeMutableRawBufferPointer, from input: UnsafeRawBufferPointer) throws {
         precondition(out.count >= input.count)
         guard input.count > 0 else { return }

@@ -167,6 +167,14 @@ public final class SecureBytes: @unchecked Sendable {
         return Array(UnsafeRawBufferPointer(start: storage + range.lowerBound, count: range.count))
     }
 
+    /// Explicit declassification, as `unprotectedArray`, straight into a string (labels,
+    /// attribute names and values; ill-formed UTF-8 is repaired as `String(decoding:)` does).
+    public func unprotectedString(_ range: Range<Int>) -> String {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count,
+                     "SecureBytes range out of bounds")
+        return String(decoding: UnsafeRawBufferPointer(start: storage + range.lowerBound, count: range.count), as: UTF8.self)
+    }
+
     /// Ordinary-memory copy handed to `body`, zeroed afterwards (for handing plaintext to an API
     /// that needs [UInt8], e.g. a D-Bus message). Do not let the array escape.
     public func withUnprotectedCopy<R>(_ body: ([UInt8]) throws -> R) rethrows -> R {

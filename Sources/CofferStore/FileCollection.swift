@@ -168,7 +168,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
 
     public func secret(of item: ItemID) throws(CofferError) -> Secret {
         try withFreshState { s throws(CofferError) in
-            try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s))
+            try ItemPayload.secret(cutFrom: try payload(of: item, in: s))
         }
     }
 
@@ -176,7 +176,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try state.withLock { s throws in
             try refresh(&s, holdingLock: false)
             for (position, item) in items.enumerated() where s.log.entries[item] != nil {
-                try body(position, try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)))
+                try body(position, try ItemPayload.secret(cutFrom: try payload(of: item, in: s)))
             }
         }
     }
@@ -372,7 +372,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             secret = new.bytes
             metadata.contentType = new.contentType
         } else {
-            secret = try ItemPayload.secret(andContentTypeOf: try payload(of: item, in: s)).bytes
+            secret = try ItemPayload.secret(cutFrom: try payload(of: item, in: s)).bytes
         }
         if let label = changes.label { metadata.label = label }
         if let attributes = changes.attributes(replacing: metadata.attributes) { metadata.attributes = attributes }

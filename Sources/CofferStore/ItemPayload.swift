@@ -44,10 +44,14 @@ enum ItemPayload {
         return (metadata, secretRange)
     }
 
-    /// The secret and its content type, skipping label, attributes and creator (no strings built).
-    static func secret(andContentTypeOf payload: SecureBytes) throws(CofferError) -> Secret {
+    /// The secret and its content type, cut out of `payload` where it lies: the rest of the
+    /// payload (label, attributes, creator) is wiped, and no other buffer is made. `payload` is
+    /// the secret's from then on.
+    static func secret(cutFrom payload: SecureBytes) throws(CofferError) -> Secret {
         let (metadata, range) = try parse(payload, labelAndAttributes: false)
-        return Secret(bytes: try CofferError.catching { try payload.slice(range) }, contentType: metadata.contentType)
+        payload.truncate(to: range.upperBound)
+        payload.removeFirst(range.lowerBound)
+        return Secret(bytes: payload, contentType: metadata.contentType)
     }
 
     /// Walks the payload; without `labelAndAttributes` the label is empty and the attributes
@@ -62,8 +66,7 @@ enum ItemPayload {
         func u32() throws(Malformed) -> Int { Int(p.readUInt32LE(at: try take(4).lowerBound)) }
         func u64() throws(Malformed) -> UInt64 { p.readUInt64LE(at: try take(8).lowerBound) }
         func string() throws(Malformed) -> String {
-            let range = try take(try u32())
-            return String(decoding: p.unprotectedArray(range), as: UTF8.self)
+            p.unprotectedString(try take(try u32()))
         }
         func skipOrRead() throws(Malformed) -> String? {
             guard labelAndAttributes else {

@@ -93,7 +93,7 @@ final class TransferSession {
     }
 
     private func seal(_ secret: Secret, iv: [UInt8], with encryptor: AES128CBCKey.Encryptor) throws(DBusError) -> WireSecret {
-        let sealed = try Self.encrypting { try SecureBytes(try encryptor.encrypt(secret.bytes, iv: iv)) }
+        let sealed = try Self.encrypting { try encryptor.seal(secret.bytes, iv: iv) }
         return WireSecret(session: path, parameters: iv, value: sealed, contentType: secret.contentType)
     }
 

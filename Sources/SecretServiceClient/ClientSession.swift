@@ -66,7 +66,7 @@ public final class ClientSession: Sendable {
     public func encode(_ bytes: SecureBytes, contentType: String = "text/plain") throws -> WireSecret {
         guard let key else { return WireSecret(session: path, parameters: [], value: bytes, contentType: contentType) }
         let iv = Random.bytes(AES128CBC.blockLength)
-        let sealed = try SecureBytes(try key.encrypt(bytes, iv: iv))
+        let sealed = try key.seal(bytes, iv: iv)
         return WireSecret(session: path, parameters: iv, value: sealed, contentType: contentType)
     }
 
