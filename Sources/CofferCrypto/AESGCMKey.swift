@@ -25,6 +25,13 @@ public final class AESGCMKey: Sendable {
 
     /// Throws `.authenticationFailed` on a tag mismatch; the plaintext is never returned then.
     public func open(_ sealed: ArraySlice<UInt8>, nonce: [UInt8], aad: [UInt8]) throws -> SecureBytes {
+        try open(sealed, nonce: nonce[...], aad: aad[...], [])
+    }
+
+    /// As `open(_:nonce:aad:)`, with the nonce read where it lies and the associated data in two
+    /// pieces, authenticated as if joined: opening the records of a file copies nothing out of it.
+    public func open(_ sealed: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>, aad first: ArraySlice<UInt8>,
+                     _ second: ArraySlice<UInt8>) throws -> SecureBytes {
         try Self.check(nonce: nonce)
         guard sealed.count >= AESGCM.tagLength else {
             throw CryptoError.invalidInput("sealed data of \(sealed.count) bytes is shorter than the GCM tag")
@@ -35,7 +42,8 @@ public final class AESGCMKey: Sendable {
             let cipher = handle
             try sealed.withUnsafeBytes { all in
                 try nonce.withUnsafeBytes { try cipher.setIV($0) }
-                try aad.withUnsafeBytes { try cipher.authenticate($0) }
+                try first.withUnsafeBytes { try cipher.authenticate($0) }
+                try second.withUnsafeBytes { try cipher.authenticate($0) }
                 let body = UnsafeRawBufferPointer(rebasing: all[0..<textLength])
                 try output.withUnsafeMutableBytes { try cipher.decrypt(into: $0, from: body) }
                 let tag = UnsafeRawBufferPointer(rebasing: all[textLength...])
@@ -66,7 +74,7 @@ public final class AESGCMKey: Sendable {
         return result
     }
 
-    private static func check(nonce: [UInt8]) throws {
+    private static func check(nonce: some Collection<UInt8>) throws {
         guard nonce.count == AESGCM.nonceLength else {
             throw CryptoError.invalidInput("GCM nonce must be \(AESGCM.nonceLength) bytes, got \(nonce.count)")
         }

@@ -12,17 +12,33 @@ import SystemKit
 public enum AuditLogRecord {
     /// `event` as one line, ending in a newline; fields that are nil are left out.
     public static func line(for event: AuditEvent) -> [UInt8] {
-        var out = json(event, absentAsNull: false)
-        out.append(0x0A)
+        var out: [UInt8] = []
+        out.reserveCapacity(expectedLength(of: event))
+        appendLine(for: event, to: &out)
         return out
+    }
+
+    /// Appends `event` as one line, as `line(for:)` makes it (many lines go into one buffer).
+    public static func appendLine(for event: AuditEvent, to out: inout [UInt8]) {
+        append(event, absentAsNull: false, to: &out)
+        out.append(0x0A)
     }
 
     /// `event` as a JSON object without a newline. With `absentAsNull`, every field is there
     /// (`null` when the event has none), for readers that want a fixed shape.
     public static func json(_ event: AuditEvent, absentAsNull: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(160 + (event.label?.utf8.count ?? 0) + (event.application?.name.utf8.count ?? 0)
-                            + (event.detail?.utf8.count ?? 0))
+        out.reserveCapacity(expectedLength(of: event))
+        append(event, absentAsNull: absentAsNull, to: &out)
+        return out
+    }
+
+    /// Enough room for a line of `event` unless its strings need escapes.
+    private static func expectedLength(of event: AuditEvent) -> Int {
+        160 + (event.label?.utf8.count ?? 0) + (event.application?.name.utf8.count ?? 0) + (event.detail?.utf8.count ?? 0)
+    }
+
+    private static func append(_ event: AuditEvent, absentAsNull: Bool, to out: inout [UInt8]) {
         raw(#"{"time":"#, &out)
         appendDecimal(event.time, to: &out)
         field("action", event.action.rawValue, absentAsNull, &out)
@@ -47,7 +63,6 @@ public enum AuditLogRecord {
         field("label", event.label, absentAsNull, &out)
         field("detail", event.detail, absentAsNull, &out)
         out.append(UInt8(ascii: "}"))
-        return out
     }
 
     /// The event one line holds (without its newline), or nil when the line is not a whole

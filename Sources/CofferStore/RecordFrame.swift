@@ -152,8 +152,7 @@ struct RecordFrame {
     /// Verifies and decrypts the sealed part.
     func open(in bytes: [UInt8], key: DataKey, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
         try CofferError.catching {
-            try key.cipher.open(bytes[sealedRange], nonce: Array(bytes[nonceRange]),
-                            aad: uuid + bytes[authenticatedRange])
+            try key.cipher.open(bytes[sealedRange], nonce: bytes[nonceRange], aad: uuid[...], bytes[authenticatedRange])
         }
     }
 }

@@ -45,6 +45,26 @@ struct AESGCMTests {
         #expect(plain(opened) == hex(v.plaintext))
     }
 
+    /// Associated data given in two pieces authenticates as the joined data does, wherever it
+    /// is split (inside a 16-byte block too); pieces that join to other data do not.
+    @Test func associatedDataInTwoPiecesIsTheJoinedData() throws {
+        let key = try AESGCMKey(try SecureBytes(Array(repeating: 9, count: 32)))
+        let nonce = Random.nonce(12)
+        let aad = (0..<45).map { UInt8($0) }
+        let box = try key.seal(Array("in two pieces".utf8), nonce: nonce, aad: aad)
+        let file = [0xAA] + nonce + [0xBB]   // the nonce read where it lies
+        for split in [0, 1, 15, 16, 17, 32, 44, 45] {
+            let opened = try key.open(box[...], nonce: file[1..<13], aad: aad[..<split], aad[split...])
+            #expect(opened.withUnprotectedCopy { String(decoding: $0, as: UTF8.self) } == "in two pieces", "split at \(split)")
+        }
+        #expect(throws: CryptoError.authenticationFailed) {
+            _ = try key.open(box[...], nonce: file[1..<13], aad: aad[..<20], aad[21...])
+        }
+        #expect(throws: CryptoError.invalidInput("GCM nonce must be 12 bytes, got 11")) {
+            _ = try key.open(box[...], nonce: file[1..<12], aad: aad[...], [])
+        }
+    }
+
     /// One key object seals and opens many messages: each call starts from its own nonce and
     /// associated data, whatever the calls before it did (including a failed open).
     @Test func keyObjectIsReusableAcrossMessages() throws {
