@@ -4,7 +4,7 @@ import Synchronization
 import SystemKit
 
 /// What a client may do with one of the items it asked to read.
-enum ReadVerdict: Equatable {
+enum ReadVerdict: Equatable, Sendable {
     /// It may read it: only these are read.
     case allowed
     /// Its collection is locked (GetSecret answers IsLocked; GetSecrets leaves it out).
@@ -16,7 +16,7 @@ enum ReadVerdict: Equatable {
 }
 
 /// What a client may read of the items it asked for.
-struct ReadAuthorization {
+struct ReadAuthorization: Sendable {
     /// The application the client was identified as (nil: it could not be).
     var application: Application?
     /// One verdict per item asked about, in the order they were asked for.
@@ -220,24 +220,28 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// One audit event per item decided (each item once, however often it was asked for), in
-    /// one write once the call is answered. `details`: why each item allowed was.
+    /// one write once the call is answered; the events are made then too, off the client's path.
     private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision],
                         details: [String?] = []) {
         guard let audit else { return }
-        var events: [AuditEvent] = []
-        var seen = Set<ItemReference>(minimumCapacity: references.count)
-        events.reserveCapacity(references.count)
-        for (position, reference) in references.enumerated() where seen.insert(reference).inserted {
-            let (outcome, detail): (AuditEvent.Outcome, String?) = switch result.verdicts[position] {
-            case .refused(let why): (.denied, why)
-            case .allowed: (.ok, details[position])
-            case .locked, .missing: (.ok, nil)
+        let time = Clock.now()
+        server.connection.post {
+            var events: [AuditEvent] = []
+            var seen = Set<ItemReference>(minimumCapacity: references.count)
+            events.reserveCapacity(references.count)
+            for (position, reference) in references.enumerated() where seen.insert(reference).inserted {
+                let (outcome, detail): (AuditEvent.Outcome, String?) = switch result.verdicts[position] {
+                case .refused(let why): (.denied, why)
+                case .allowed: (.ok, details[position])
+                case .locked, .missing: (.ok, nil)
+                }
+                guard let detail else { continue }
+                events.append(AuditEvent(time: time, action: .read, outcome: outcome, application: result.application,
+                                         collection: reference.collection, item: reference.item,
+                                         label: decisions[position].label, detail: detail))
             }
-            guard let detail else { continue }
-            events.append(AuditEvent(action: .read, outcome: outcome, application: result.application, collection: reference.collection,
-                                     item: reference.item, label: decisions[position].label, detail: detail))
+            audit.record(contentsOf: events)
         }
-        server.connection.post { [events] in audit.record(contentsOf: events) }
     }
 
     /// The error a client gets for a secret it may not read: who, why, and how the user can
