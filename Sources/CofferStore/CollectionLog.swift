@@ -176,11 +176,11 @@ struct CollectionLog {
                 guard damageIsUnfinishedWrite(at: offset, end: end) else {
                     throw corrupt("record at byte \(offset) has a damaged length")
                 }
-                dropReservedSpaceAfterTornTail()
+                dropReservedSpaceAfterTornTail(keeping: offset)
                 return
             case .damaged(let why):
                 guard damageIsUnfinishedWrite(at: offset, end: end) else { throw corrupt("\(why) at byte \(offset)") }
-                dropReservedSpaceAfterTornTail()
+                dropReservedSpaceAfterTornTail(keeping: damagedRecordEnd(at: offset))
                 return
             case .frame(let frame):
                 if frame.kind == .item || frame.kind == .removal {
@@ -198,7 +198,7 @@ struct CollectionLog {
                     guard Self.isReservedSpace(bytes, from: offset, end: end) else {
                         throw corrupt("batch at byte \(validEnd) does not match its commit record")
                     }
-                    dropReservedSpaceAfterTornTail()
+                    dropReservedSpaceAfterTornTail(keeping: offset)
                     return
                 }
                 for frame in batch { try apply(frame) }
@@ -221,10 +221,29 @@ struct CollectionLog {
     }
 
     /// Leaves the zeros after a torn write out of the image, so that `tornBytes` counts only
-    /// what the write left.
-    private mutating func dropReservedSpaceAfterTornTail() {
-        let keep = max(validEnd, (bytes.lastIndex { $0 != 0 } ?? 0) + 1)
+    /// what the write left. The tail's records up to `recordsEnd` stay whole even when they end
+    /// in zeros (a checksum does one time in 256): cut there, the last of them would read as
+    /// cut short, which `tornTailIsUnfinishedWrite` takes for an unfinished write even when the
+    /// record is damage, and the bytes set aside would lack its end.
+    private mutating func dropReservedSpaceAfterTornTail(keeping recordsEnd: Int) {
+        let keep = max(validEnd, recordsEnd, (bytes.lastIndex { $0 != 0 } ?? 0) + 1)
         bytes.removeLast(bytes.count - keep)
+    }
+
+    /// Where the damaged record at `offset` ends by its length word, when the file's last
+    /// non-zero byte lies inside its checksum (its last 4 bytes) and what is left of that
+    /// checksum does not match the record: then the zeros after are the checksum's own (one in
+    /// 256 ends in a zero byte), and the record is damage, whole. Otherwise `offset`: more
+    /// zeros than that are no checksum's, a damaged record's length word may itself be
+    /// damaged, and a checksum whose bytes before the zeros match its record lost its last
+    /// bytes in a sector that never reached the disk (an unfinished write).
+    private func damagedRecordEnd(at offset: Int) -> Int {
+        let stated = offset + 4 + (Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24)
+        let written = (bytes.lastIndex { $0 != 0 } ?? 0) + 1
+        guard stated <= bytes.count, stated - 4 > offset + 4, written > stated - 4, written <= stated else { return offset }
+        let checksum = Digest.crc32(bytes[(offset + 4)..<(stated - 4)])
+        let survivingMatch = ((stated - 4)..<written).allSatisfy { bytes[$0] == UInt8(truncatingIfNeeded: checksum >> (8 * UInt32($0 - (stated - 4)))) }
+        return survivingMatch ? offset : stated
     }
 
     /// Whether `from..<end` is the zero-filled space a writer reserved past the last record.

@@ -212,6 +212,31 @@ extension StoreBatchTests {
         }
     }
 
+    /// A forged commit record whose fixed-up checksum ends in a zero byte (one in 256 do, so
+    /// the test above met one now and then): that zero is the record's last byte, not reserved
+    /// space. Taken for reserved space, it left the commit record looking cut short and the
+    /// batch was called an unfinished write; it is damage, set aside whole.
+    @Test func aForgedCommitRecordWhoseChecksumEndsInAZeroByteIsDamage() throws {
+        let fixture = try StoreFixture()
+        let (start, commit, end) = try withBatch(fixture, count: 3)
+        var bytes = try fixture.bytes("work")
+        var forged = false
+        for k in UInt64(0)..<(1 << 16) where !forged {
+            forgeCommitLength((1 << 40) + k, commitAt: commit, in: &bytes)
+            forged = bytes[end - 1] == 0
+        }
+        try #require(forged, "no forged length gave a checksum ending in a zero byte")
+        try fixture.write(bytes, to: "work")
+
+        let keychain = try fixture.keychain()
+        #expect(try names(keychain) == ["before"])
+        #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)")
+        try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+        let kept = try #require(FileManager.default.contents(atPath: fixture.path("work") + ".quarantine"))
+        #expect(Array(kept).firstRange(of: Array(bytes[start..<end]) + [0x0A]) != nil, "the batch was not set aside whole")
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("work") + ".unfinished"))
+    }
+
     /// A commit record whose checksum holds but whose authentication tag does not (made
     /// without the key): the collection opens, but unlocking it reports the file as damaged.
     @Test func aCommitRecordMadeWithoutTheKeyFailsAtUnlock() throws {

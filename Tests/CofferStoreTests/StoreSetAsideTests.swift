@@ -55,6 +55,61 @@ import Testing
         #expect(labels == ["w0", "w1", "after", "later"])
     }
 
+    /// The same damage when the damaged record's checksum ends in a zero byte (one record in
+    /// 256), with or without reserved space after it: that zero is the record's, so the record
+    /// is whole and damaged, not cut short by a crash, and it is set aside whole.
+    @Test(arguments: [0, 4096])
+    func aDamagedLastRecordEndingInAZeroByteIsDamage(reservedSpace: Int) throws {
+        let fixture = try populated()
+        var bytes = try fixture.records("work")
+        let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        bytes[lastRecord + 30] ^= 0x01
+        bytes[bytes.count - 1] = 0   // the last byte of its checksum
+        let damaged = Array(bytes[lastRecord...])
+        try fixture.write(bytes + [UInt8](repeating: 0, count: reservedSpace), to: "work")
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.search(Query(collection: work)).count == 2)
+        #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)")
+        try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+        let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)))
+        #expect(Array(kept).firstRange(of: damaged + [0x0A]) != nil, "the damaged record was not set aside whole")
+    }
+
+    /// A crash whose lost sector held only the last 1 to 3 bytes of the last record (its
+    /// checksum's end, zeros on disk, reserved space after): what is left of the checksum matches
+    /// the record, so this is an unfinished write, set aside as one and not reported as damage.
+    @Test(arguments: [1, 2, 3])
+    func aChecksumEndLostWithItsSectorIsAnUnfinishedWrite(lostBytes: Int) throws {
+        // A record whose lost bytes were not all zeros already (else nothing would be lost).
+        var attempt = 0
+        var fixture: StoreFixture
+        var bytes: [UInt8]
+        repeat {
+            fixture = try populated()
+            for n in 0..<attempt {
+                try fixture.keychain().add(NewItem(label: "x\(n)", attributes: ["x": String(n)], secret: secret("x")), to: work)
+            }
+            bytes = try fixture.records("work")
+            attempt += 1
+        } while bytes[(bytes.count - lostBytes)...].allSatisfy({ $0 == 0 }) && attempt < 8
+        let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        for index in (bytes.count - lostBytes)..<bytes.count { bytes[index] = 0 }
+        let left = Array(bytes[lastRecord..<(bytes.count - lostBytes)])
+        try fixture.write(bytes + [UInt8](repeating: 0, count: 4096), to: "work")
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.search(Query(collection: work)).count == 1 + attempt)
+        #expect(try keychain.info(work).recovery == nil, "\(fixture.warnings.all)")
+        #expect(fixture.warnings.all.contains { $0.contains("unfinished write") }, "\(fixture.warnings.all)")
+        try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
+        let kept = try #require(FileManager.default.contents(atPath: fixture.path("work") + ".unfinished"))
+        #expect(Array(kept).firstRange(of: left) != nil, "what the write left was not set aside")
+        #expect(!FileManager.default.fileExists(atPath: quarantine(fixture)))
+    }
+
     /// Everything after the header overwritten with random bytes: the collection opens empty,
     /// and the next write keeps all of those bytes in the quarantine file first.
     @Test func garbageOverEveryRecordIsKeptAside() throws {
