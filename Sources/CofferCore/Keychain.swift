@@ -130,6 +130,7 @@ public final class Keychain: Sendable {
             // One look for all; when one of them cannot be read (damage), each is read alone,
             // so that only it fails.
             let found = try? backend.metadata(of: positions.map { references[$0].item })
+            precondition(found.map { $0.count == positions.count } ?? true, "a backend's batch metadata has one entry per item")
             let now = Clock.now()
             for (index, position) in positions.enumerated() {
                 let item = references[position].item

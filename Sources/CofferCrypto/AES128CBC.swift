@@ -7,7 +7,8 @@ public enum AES128CBC {
 
     /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
     public static func encrypt(_ plaintext: SecureBytes, key: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-        try AES128CBCKey(key).encrypt(plaintext, iv: iv)
+        let sealed = try AES128CBCKey(key).seal(plaintext, iv: iv)
+        return sealed.unprotectedArray(0..<sealed.count)   // ciphertext: nothing secret is copied out
     }
 
     /// Checks: iv 16 bytes, ciphertext non-empty multiple of 16, padding byte n in 1...16 and all
@@ -35,13 +36,7 @@ public final class AES128CBCKey: Sendable {
         try CipherHandle(algorithm: COFFER_GCRY_CIPHER_AES128, mode: COFFER_GCRY_CIPHER_MODE_CBC, key: key)
     }
 
-    /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it.
-    public func encrypt(_ plaintext: SecureBytes, iv: [UInt8]) throws -> [UInt8] {
-        let sealed = try seal(plaintext, iv: iv)
-        return sealed.unprotectedArray(0..<sealed.count)   // ciphertext: nothing secret is copied out
-    }
-
-    /// Pads `plaintext` (PKCS#7) and encrypts it in one new secure buffer, the only one made:
+    /// Pads `plaintext` (PKCS#7, always 1...16 padding bytes) and encrypts it in one new secure buffer, the only one made:
     /// what a Secret Service message carries (as `SecureBytes`, as it carries a plain secret).
     public func seal(_ plaintext: SecureBytes, iv: [UInt8]) throws -> SecureBytes {
         try seal(plaintext, iv: iv, with: try cipher())

@@ -173,14 +173,14 @@ struct CollectionLog {
             }
             switch RecordFrame.parse(bytes, at: offset, end: end) {
             case .incomplete:
-                guard damageIsUnfinishedWrite(at: offset, end: end) else {
+                guard let reach = unfinishedWriteReach(at: offset, end: end) else {
                     throw corrupt("record at byte \(offset) has a damaged length")
                 }
-                dropReservedSpaceAfterTornTail(keeping: offset)
+                dropReservedSpaceAfterTornTail(keeping: reach)
                 return
             case .damaged(let why):
-                guard damageIsUnfinishedWrite(at: offset, end: end) else { throw corrupt("\(why) at byte \(offset)") }
-                dropReservedSpaceAfterTornTail(keeping: damagedRecordEnd(at: offset))
+                guard let reach = unfinishedWriteReach(at: offset, end: end) else { throw corrupt("\(why) at byte \(offset)") }
+                dropReservedSpaceAfterTornTail(keeping: max(reach, damagedRecordEnd(at: offset)))
                 return
             case .frame(let frame):
                 if frame.kind == .item || frame.kind == .removal {
@@ -208,16 +208,19 @@ struct CollectionLog {
         }
     }
 
-    /// Whether damage at `offset`, inside the batch that starts at `validEnd`, is what a crash
-    /// left of that batch's write rather than damage to committed data. It is when no intact
-    /// record that ends a batch follows it, or when the first one that does is this batch's
-    /// own commit record and only zeros follow that: the batch was written and flushed in one
-    /// go, and never acknowledged unless the flush completed. Anything written after its commit
-    /// record shows that the flush did complete (a writer writes there only afterwards).
-    private func damageIsUnfinishedWrite(at offset: Int, end: Int) -> Bool {
-        guard let next = firstBatchEnd(from: offset + 1, end: end) else { return true }
-        return next.vouchedBatchStart(in: bytes, minimum: validEnd) == validEnd
-            && Self.isReservedSpace(bytes, from: next.offset + next.length, end: end)
+    /// Whether damage at `offset`, inside the batch that starts at `validEnd`, may be what a
+    /// crash left of that batch's write rather than damage to committed data, and if so how far
+    /// the write's records reach (`offset`, or the end of the commit record found). It may be
+    /// when no intact record that ends a batch follows it, or when the first one that does is
+    /// this batch's own commit record and only zeros follow that: the batch was written and
+    /// flushed in one go, and never acknowledged unless the flush completed. Anything written
+    /// after its commit record shows that the flush did complete (a writer writes there only
+    /// afterwards). Nil: damage to committed data.
+    private func unfinishedWriteReach(at offset: Int, end: Int) -> Int? {
+        guard let next = firstBatchEnd(from: offset + 1, end: end) else { return offset }
+        guard next.vouchedBatchStart(in: bytes, minimum: validEnd) == validEnd,
+              Self.isReservedSpace(bytes, from: next.offset + next.length, end: end) else { return nil }
+        return next.offset + next.length
     }
 
     /// Leaves the zeros after a torn write out of the image, so that `tornBytes` counts only
@@ -231,19 +234,21 @@ struct CollectionLog {
     }
 
     /// Where the damaged record at `offset` ends by its length word, when the file's last
-    /// non-zero byte lies inside its checksum (its last 4 bytes) and what is left of that
-    /// checksum does not match the record: then the zeros after are the checksum's own (one in
-    /// 256 ends in a zero byte), and the record is damage, whole. Otherwise `offset`: more
-    /// zeros than that are no checksum's, a damaged record's length word may itself be
-    /// damaged, and a checksum whose bytes before the zeros match its record lost its last
-    /// bytes in a sector that never reached the disk (an unfinished write).
+    /// non-zero byte lies inside its checksum (its last 4 bytes) and the zeros after it are the
+    /// checksum's own (one in 256 ends in a zero byte): the checksum matches the record whole
+    /// (the record is malformed inside), or what is left of it does not match. Then the record
+    /// is damage, whole. Otherwise `offset`: more zeros than that are no checksum's, a damaged
+    /// record's length word may itself be damaged, and a checksum that matches its record up
+    /// to zeros where it should not have them lost its end in a sector that never reached the
+    /// disk (an unfinished write).
     private func damagedRecordEnd(at offset: Int) -> Int {
         let stated = offset + 4 + (Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24)
         let written = (bytes.lastIndex { $0 != 0 } ?? 0) + 1
         guard stated <= bytes.count, stated - 4 > offset + 4, written > stated - 4, written <= stated else { return offset }
         let checksum = Digest.crc32(bytes[(offset + 4)..<(stated - 4)])
-        let survivingMatch = ((stated - 4)..<written).allSatisfy { bytes[$0] == UInt8(truncatingIfNeeded: checksum >> (8 * UInt32($0 - (stated - 4)))) }
-        return survivingMatch ? offset : stated
+        func matches(_ index: Int) -> Bool { bytes[index] == UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(index - (stated - 4)))) }
+        let lostItsEnd = ((stated - 4)..<written).allSatisfy(matches) && !((stated - 4)..<stated).allSatisfy(matches)
+        return lostItsEnd ? offset : stated
     }
 
     /// Whether `from..<end` is the zero-filled space a writer reserved past the last record.

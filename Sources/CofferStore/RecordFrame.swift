@@ -116,10 +116,13 @@ struct RecordFrame {
     /// computed again (for frames already checked when the file was read).
     static func parse(_ bytes: [UInt8], at offset: Int, end: Int, checksum: Bool = true) -> ParseResult {
         var r = ByteReader(bytes, from: offset, to: end)
+        // Once the whole body is there, a field running past its end is damage, not a tail cut short.
+        var bodyIsWhole = false
         do {
             let length = Int(try r.u32())
             guard length <= maxLength else { return r.remaining < length ? .incomplete : .damaged("record too long") }
             guard r.remaining >= length else { return .incomplete }
+            bodyIsWhole = true
             let bodyStart = r.offset
             let bodyEnd = bodyStart + length
             var b = ByteReader(bytes, from: bodyStart, to: bodyEnd)
@@ -145,7 +148,7 @@ struct RecordFrame {
                                       sealedRange: sealedRange, authenticatedRange: bodyStart..<authenticatedEnd,
                                       offset: offset, length: 4 + length))
         } catch {
-            return .incomplete
+            return bodyIsWhole ? .damaged("record layout is wrong") : .incomplete
         }
     }
 

@@ -120,7 +120,7 @@ final class AccessGate: @unchecked Sendable {
             guard let identified else {
                 let refused = ReadVerdict.refused("the service cannot tell which application is asking (see its log)")
                 let result = ReadAuthorization(verdicts: Array(repeating: refused, count: references.count))
-                record(references, result, decisions: references.map { _ in .missing })
+                record(references, result, decisions: references.map { _ in .missing }, details: references.map { _ in nil })
                 then(result)
                 return
             }
@@ -220,9 +220,10 @@ final class AccessGate: @unchecked Sendable {
     }
 
     /// One audit event per item decided (each item once, however often it was asked for), in
-    /// one write once the call is answered; the events are made then too, off the client's path.
+    /// one write once the call is answered; the events are made then too, so that the client
+    /// does not wait for them. `details`: why each item allowed was (nil for the others).
     private func record(_ references: [ItemReference], _ result: ReadAuthorization, decisions: [ReadDecision],
-                        details: [String?] = []) {
+                        details: [String?]) {
         guard let audit else { return }
         let time = Clock.now()
         server.connection.post {

@@ -77,7 +77,6 @@ import Testing
         #expect(decisions(keychain, reads: [item], by: tool, digest: { digest }) == [.ask])
     }
 
-    /// Grants of deleted items go at the next change of the rules.
     /// A batch of reads across collections (interleaved, with a locked one, one that does not
     /// exist, a missing item and a repeat) is decided item by item, in the order asked.
     @Test func aMixedBatchIsDecidedInTheOrderAsked() throws {
@@ -98,6 +97,7 @@ import Testing
                             .missing, .locked(home), .decided(.ask, label: "Theirs")])
     }
 
+    /// Grants of deleted items go at the next change of the rules.
     @Test func grantsOfDeletedItemsAreDropped() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()

@@ -154,6 +154,35 @@ extension StoreBatchTests {
         #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)")
     }
 
+    /// The same damage in a batch whose commit record's checksum ends in a zero byte (one in
+    /// 256): that zero is the commit record's, not reserved space. Cut off with the zeros after
+    /// it, the commit record no longer read as one, and the damage passed for a write cut short.
+    @Test func aLengthRunningPastACommitRecordEndingInAZeroByteIsDamage() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        try keychain.add(NewItem(label: "before", attributes: ["n": "before"], secret: secret("s")), to: work)
+        var committed: Set<String> = ["before"]
+        var found: (start: Int, names: Set<String>)?
+        for round in 0..<3000 where found == nil {
+            let start = try fixture.records("work").count
+            let batch = try items("r\(round)-", 2)
+            _ = try keychain.insertAll(batch, into: work)
+            let names = Set(batch.compactMap { $0.attributes["n"] })
+            if try fixture.records("work").last == 0 { found = (start, names) } else { committed.formUnion(names) }
+        }
+        let (start, lost) = try #require(found, "no commit record ended in a zero byte")
+        var bytes = try fixture.bytes("work")
+        let second = recordStarts(bytes, from: start, to: try fixture.records("work").count)[1]
+        bytes[second + 2] |= 0x40   // 4 MiB longer: past the end of the file
+        try fixture.write(bytes, to: "work")
+
+        let reopened = try fixture.keychain()
+        #expect(try names(reopened) == committed)
+        #expect(lost.isDisjoint(with: try names(reopened)))
+        #expect(try reopened.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)")
+    }
+
     // MARK: Commit records
 
     enum Cut: CaseIterable { case zeroed, truncated }

@@ -65,16 +65,60 @@ import Testing
         let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
         bytes[lastRecord + 30] ^= 0x01
         bytes[bytes.count - 1] = 0   // the last byte of its checksum
-        let damaged = Array(bytes[lastRecord...])
-        try fixture.write(bytes + [UInt8](repeating: 0, count: reservedSpace), to: "work")
+        try expectLastRecordSetAsideWhole(bytes, from: lastRecord, reservedSpace: reservedSpace, in: fixture)
+    }
 
+    /// Writes `bytes`, whose record from `lastRecord` on is damaged, with `reservedSpace` zeros
+    /// after: the collection opens without that item and reports damage, and the next change
+    /// sets the record aside whole.
+    func expectLastRecordSetAsideWhole(_ bytes: [UInt8], from lastRecord: Int, reservedSpace: Int,
+                                       in fixture: StoreFixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try fixture.write(bytes + [UInt8](repeating: 0, count: reservedSpace), to: "work")
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
-        #expect(try keychain.search(Query(collection: work)).count == 2)
-        #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)")
+        #expect(try keychain.search(Query(collection: work)).count == 2, sourceLocation: sourceLocation)
+        #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)", sourceLocation: sourceLocation)
         try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
-        let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)))
-        #expect(Array(kept).firstRange(of: damaged + [0x0A]) != nil, "the damaged record was not set aside whole")
+        let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)), sourceLocation: sourceLocation)
+        #expect(Array(kept).firstRange(of: Array(bytes[lastRecord...]) + [0x0A]) != nil, "the damaged record was not set aside whole",
+                sourceLocation: sourceLocation)
+    }
+
+    /// Recomputes the checksum of the record at `start` ending at `end` (as a forger would).
+    func fixChecksum(ofRecordAt start: Int, endingAt end: Int, in bytes: inout [UInt8]) {
+        let crc = Digest.crc32(bytes[(start + 4)..<(end - 4)])
+        for i in 0..<4 { bytes[end - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+    }
+
+    /// The last record made malformed inside (a record kind no version writes) with a checksum
+    /// that holds and ends in a zero byte: whole and damaged, not cut short by a crash.
+    @Test func aMalformedLastRecordWithAChecksumEndingInAZeroByteIsDamage() throws {
+        let fixture = try populated()
+        var bytes = try fixture.records("work")
+        let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        bytes[lastRecord + 4] = 0xBF   // kind 0x3F, ending its batch (0x80)
+        // A tag byte chosen so that the fixed-up checksum ends in a zero byte.
+        let tagByte = bytes.count - 5
+        for value in UInt8.min...UInt8.max {
+            bytes[tagByte] = value
+            fixChecksum(ofRecordAt: lastRecord, endingAt: bytes.count, in: &bytes)
+            if bytes[bytes.count - 1] == 0 { break }
+        }
+        try #require(bytes[bytes.count - 1] == 0, "no tag byte gave a checksum ending in a zero byte")
+        try expectLastRecordSetAsideWhole(bytes, from: lastRecord, reservedSpace: 4096, in: fixture)
+    }
+
+    /// The last record with a field stating more bytes than the record holds, its checksum
+    /// fixed up: the record is all there, so this is damage, not a write cut short.
+    @Test func aLastRecordWhoseFieldRunsPastItsEndIsDamage() throws {
+        let fixture = try populated()
+        var bytes = try fixture.records("work")
+        let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
+        // u32 length, kind, sequence, timestamp, item id: the public part's u32 length follows.
+        let publicLength = lastRecord + 4 + 1 + 24
+        for i in 0..<4 { bytes[publicLength + i] = [0xF0, 0xFF, 0x00, 0x00][i] }
+        fixChecksum(ofRecordAt: lastRecord, endingAt: bytes.count, in: &bytes)
+        try expectLastRecordSetAsideWhole(bytes, from: lastRecord, reservedSpace: 4096, in: fixture)
     }
 
     /// A crash whose lost sector held only the last 1 to 3 bytes of the last record (its
