@@ -57,50 +57,43 @@ enum ItemPayload {
     /// Walks the payload; without `labelAndAttributes` the label is empty and the attributes
     /// and the creator are skipped.
     private static func parse(_ p: SecureBytes, labelAndAttributes: Bool) throws(CofferError) -> (ItemMetadata, Range<Int>) {
-        var offset = 0
-        func take(_ n: Int) throws(Malformed) -> Range<Int> {
-            guard n >= 0, offset + n <= p.count else { throw Malformed() }
-            defer { offset += n }
-            return offset..<offset + n
-        }
-        func u32() throws(Malformed) -> Int { Int(p.readUInt32LE(at: try take(4).lowerBound)) }
-        func u64() throws(Malformed) -> UInt64 { p.readUInt64LE(at: try take(8).lowerBound) }
-        func string() throws(Malformed) -> String {
-            p.unprotectedString(try take(try u32()))
-        }
-        func skipOrRead() throws(Malformed) -> String? {
-            guard labelAndAttributes else {
-                _ = try take(try u32())
-                return nil
-            }
-            return try string()
-        }
         do {
-            let created = try u64()
-            let modified = try u64()
-            let label = try skipOrRead() ?? ""
-            let contentType = try string()
-            let count = try u32()
-            guard count <= Limits.maxAttributes else { throw Malformed() }
-            var attributes: Attributes = [:]
-            for _ in 0..<count {
-                let name = try skipOrRead()
-                let value = try skipOrRead()
-                if let name, let value { attributes[name] = value }
-            }
-            let secretRange = try take(try u32())
-            var creator: Application?
-            if offset < p.count {
-                if labelAndAttributes {
-                    guard let recorded = Application(encoded: try string()) else { throw Malformed() }
-                    creator = recorded
-                } else {
-                    _ = try take(try u32())
+            return try p.read { r in
+                func field() throws -> Range<Int> { try r.skip(Int(try r.u32())) }
+                func string() throws -> String { try r.string(Int(try r.u32())) }
+                func skipOrRead() throws -> String? {
+                    guard labelAndAttributes else {
+                        _ = try field()
+                        return nil
+                    }
+                    return try string()
                 }
+                let created = try r.u64()
+                let modified = try r.u64()
+                let label = try skipOrRead() ?? ""
+                let contentType = try string()
+                let count = Int(try r.u32())
+                guard count <= Limits.maxAttributes else { throw Malformed() }
+                var attributes: Attributes = [:]
+                for _ in 0..<count {
+                    let name = try skipOrRead()
+                    let value = try skipOrRead()
+                    if let name, let value { attributes[name] = value }
+                }
+                let secretRange = try field()
+                var creator: Application?
+                if !r.isAtEnd {
+                    if labelAndAttributes {
+                        guard let recorded = Application(encoded: try string()) else { throw Malformed() }
+                        creator = recorded
+                    } else {
+                        _ = try field()
+                    }
+                }
+                guard r.isAtEnd else { throw Malformed() }
+                return (ItemMetadata(label: label, attributes: attributes, contentType: contentType,
+                                     created: created, modified: modified, creator: creator), secretRange)
             }
-            guard offset == p.count else { throw Malformed() }
-            return (ItemMetadata(label: label, attributes: attributes, contentType: contentType,
-                                 created: created, modified: modified, creator: creator), secretRange)
         } catch {
             throw .storeCorrupt(file: "item record", reason: "authenticated payload is malformed")
         }

@@ -1,0 +1,38 @@
+import CofferCrypto
+import Testing
+
+/// `SecureBytes.read`: fields read in place, every read checked against the end.
+struct SecureBytesReaderTests {
+    @Test func readsFieldsInOrderAndStopsAtTheEnd() throws {
+        let bytes = try SecureBytes([0x01, 0x02, 0x03, 0x04] + [8, 7, 6, 5, 4, 3, 2, 1] + Array("héllo".utf8) + [0xFF])
+        let (u32, u64, text, endedEarly, last, ended, empty) = try bytes.read { r in
+            (try r.u32(), try r.u64(), try r.string(6), r.isAtEnd, try r.skip(1), r.isAtEnd, try r.skip(0))
+        }
+        #expect(u32 == 0x0403_0201)
+        #expect(u64 == 0x0102_0304_0506_0708)
+        #expect(text == "héllo")
+        #expect(!endedEarly)
+        #expect(last == 18..<19)
+        #expect(ended)
+        #expect(empty == 19..<19)
+    }
+
+    /// A read past the end, or of a negative length, throws and reads nothing: the reader
+    /// stays where it was.
+    @Test func aReadPastTheEndThrowsAndMovesNothing() throws {
+        let bytes = try SecureBytes([1, 2, 3, 4, 5, 6])
+        let (overruns, offset, rest) = try bytes.read { r in
+            _ = try r.skip(3)
+            var overruns = 0
+            do { _ = try r.u32() } catch { overruns += 1 }
+            do { _ = try r.u64() } catch { overruns += 1 }
+            do { _ = try r.string(4) } catch { overruns += 1 }
+            do { _ = try r.skip(-1) } catch { overruns += 1 }
+            do { _ = try r.skip(Int.max) } catch { overruns += 1 }
+            return (overruns, r.offset, try r.string(3))
+        }
+        #expect(overruns == 5)
+        #expect(offset == 3)
+        #expect(rest == "\u{4}\u{5}\u{6}")
+    }
+}
