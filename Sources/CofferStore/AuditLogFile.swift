@@ -84,7 +84,7 @@ public final class AuditLogFile: AuditRecorder {
         guard !events.isEmpty else { return }
         var lines: [UInt8] = []
         lines.reserveCapacity(events.count * 200)
-        for event in events { AuditLogRecord.appendLine(for: event, to: &lines) }
+        AuditLogRecord.appendLines(for: events, to: &lines)
         write(lines)
     }
 

@@ -14,14 +14,32 @@ public enum AuditLogRecord {
     public static func line(for event: AuditEvent) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(expectedLength(of: event))
-        appendLine(for: event, to: &out)
+        append(event, absentAsNull: false, to: &out)
+        out.append(0x0A)
         return out
     }
 
-    /// Appends `event` as one line, as `line(for:)` makes it (many lines go into one buffer).
-    public static func appendLine(for event: AuditEvent, to out: inout [UInt8]) {
-        append(event, absentAsNull: false, to: &out)
-        out.append(0x0A)
+    /// Appends a line for each of `events`, as `line(for:)` makes it. The fields up to the
+    /// collection are encoded once for a run of events that share them (the items of one read).
+    public static func appendLines(for events: [AuditEvent], to out: inout [UInt8]) {
+        var shared: (event: AuditEvent, prefix: [UInt8])?
+        for event in events {
+            if let known = shared, sharesPrefix(known.event, event) {
+                out.append(contentsOf: known.prefix)
+            } else {
+                var prefix: [UInt8] = []
+                appendPrefix(event, absentAsNull: false, to: &prefix)
+                out.append(contentsOf: prefix)
+                shared = (event, prefix)
+            }
+            appendRest(event, absentAsNull: false, to: &out)
+            out.append(0x0A)
+        }
+    }
+
+    /// Whether the fields `appendPrefix` writes are the same for `a` and `b`.
+    private static func sharesPrefix(_ a: AuditEvent, _ b: AuditEvent) -> Bool {
+        a.time == b.time && a.action == b.action && a.outcome == b.outcome && a.application == b.application && a.collection == b.collection
     }
 
     /// `event` as a JSON object without a newline. With `absentAsNull`, every field is there
@@ -39,6 +57,12 @@ public enum AuditLogRecord {
     }
 
     private static func append(_ event: AuditEvent, absentAsNull: Bool, to out: inout [UInt8]) {
+        appendPrefix(event, absentAsNull: absentAsNull, to: &out)
+        appendRest(event, absentAsNull: absentAsNull, to: &out)
+    }
+
+    /// The line's opening and its fields up to the collection.
+    private static func appendPrefix(_ event: AuditEvent, absentAsNull: Bool, to out: inout [UInt8]) {
         raw(#"{"time":"#, &out)
         appendDecimal(event.time, to: &out)
         field("action", event.action.rawValue, absentAsNull, &out)
@@ -54,6 +78,10 @@ public enum AuditLogRecord {
             raw(#","app":null"#, &out)
         }
         field("collection", event.collection?.rawValue, absentAsNull, &out)
+    }
+
+    /// The line's fields after the collection, and its closing brace.
+    private static func appendRest(_ event: AuditEvent, absentAsNull: Bool, to out: inout [UInt8]) {
         if let item = event.item {
             raw(#","item":"#, &out)
             appendDecimal(item, to: &out)

@@ -39,6 +39,27 @@ import Testing
         #expect(String(decoding: bare, as: UTF8.self) == #"{"time":5,"action":"unlock","outcome":"failed"}"# + "\n")
     }
 
+    /// The lines of one batch are those of each event alone, whether consecutive events share
+    /// their leading fields (one read of many items) or differ in any of them.
+    @Test func aBatchOfLinesIsEachEventsLine() throws {
+        let app = Application(kind: .executable, name: "/usr/bin/py\"thon")
+        let other = Application(kind: .flatpak, name: "org.example.App")
+        func read(_ time: UInt64, _ application: Application?, _ collection: CollectionID?, _ item: UInt64?, _ label: String?) -> AuditEvent {
+            AuditEvent(time: time, action: .read, outcome: .ok, application: application, collection: collection,
+                       item: item, label: label, detail: "open policy")
+        }
+        let events = [
+            read(7, app, .login, 1, "one"), read(7, app, .login, 2, "two\n"), read(7, app, .login, 3, nil),
+            read(8, app, .login, 4, "later"), read(8, other, .login, 5, "other app"), read(8, other, .session, 6, "other collection"),
+            read(8, nil, .session, 7, "no app"), read(8, nil, nil, nil, nil),
+            AuditEvent(time: 8, action: .read, outcome: .denied, application: nil, collection: nil, detail: "denied"),
+            AuditEvent(time: 8, action: .unlock, outcome: .denied, application: nil, collection: nil),
+        ]
+        var batch: [UInt8] = []
+        AuditLogRecord.appendLines(for: events, to: &batch)
+        #expect(String(decoding: batch, as: UTF8.self) == String(decoding: events.flatMap(AuditLogRecord.line(for:)), as: UTF8.self))
+    }
+
     /// Any label survives the trip through the file, and stays on its one line.
     @Test func everyFieldRoundTrips() throws {
         let labels = ["plain", #"say "hi""#, #"C:\path\to\"thing""#, "two\nlines\r\n", "tab\there", "nul\u{0}and\u{1}\u{1F}\u{7F}",
