@@ -236,18 +236,20 @@ struct CollectionLog {
     /// Where the damaged record at `offset` ends by its length word, when the file's last
     /// non-zero byte lies inside its checksum (its last 4 bytes) and the zeros after it are the
     /// checksum's own (one in 256 ends in a zero byte): the checksum matches the record whole
-    /// (the record is malformed inside), or what is left of it does not match. Then the record
-    /// is damage, whole. Otherwise `offset`: more zeros than that are no checksum's, a damaged
-    /// record's length word may itself be damaged, and a checksum that matches its record up
-    /// to zeros where it should not have them lost its end in a sector that never reached the
-    /// disk (an unfinished write).
+    /// (the record is malformed inside), what is left of it does not match, or no sector starts
+    /// among the zeros. Then the record is damage, whole. Otherwise `offset`: more zeros than
+    /// that are no checksum's, a damaged record's length word may itself be damaged, and a
+    /// checksum that matches its record up to zeros where it should not have them, from a
+    /// sector's start on, lost its end in a sector that never reached the disk (an unfinished
+    /// write).
     private func damagedRecordEnd(at offset: Int) -> Int {
         let stated = offset + 4 + (Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24)
         let written = (bytes.lastIndex { $0 != 0 } ?? 0) + 1
         guard stated <= bytes.count, stated - 4 > offset + 4, written > stated - 4, written <= stated else { return offset }
         let checksum = Digest.crc32(bytes[(offset + 4)..<(stated - 4)])
         func matches(_ index: Int) -> Bool { bytes[index] == UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(index - (stated - 4)))) }
-        let lostItsEnd = ((stated - 4)..<written).allSatisfy(matches) && !((stated - 4)..<stated).allSatisfy(matches)
+        let sectorStartsInZeros = (written + 511) / 512 * 512 < stated
+        let lostItsEnd = sectorStartsInZeros && ((stated - 4)..<written).allSatisfy(matches) && !((stated - 4)..<stated).allSatisfy(matches)
         return lostItsEnd ? offset : stated
     }
 

@@ -69,14 +69,15 @@ import Testing
     }
 
     /// Writes `bytes`, whose record from `lastRecord` on is damaged, with `reservedSpace` zeros
-    /// after: the collection opens without that item and reports damage, and the next change
-    /// sets the record aside whole.
+    /// after: the collection opens with `items` items, without that one, and reports damage, and
+    /// the next change sets the record aside whole.
     func expectLastRecordSetAsideWhole(_ bytes: [UInt8], from lastRecord: Int, reservedSpace: Int,
-                                       in fixture: StoreFixture, sourceLocation: SourceLocation = #_sourceLocation) throws {
+                                       in fixture: StoreFixture, items: Int = 2,
+                                       sourceLocation: SourceLocation = #_sourceLocation) throws {
         try fixture.write(bytes + [UInt8](repeating: 0, count: reservedSpace), to: "work")
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
-        #expect(try keychain.search(Query(collection: work)).count == 2, sourceLocation: sourceLocation)
+        #expect(try keychain.search(Query(collection: work)).count == items, sourceLocation: sourceLocation)
         #expect(try keychain.info(work).recovery?.contains("damaged") == true, "\(fixture.warnings.all)", sourceLocation: sourceLocation)
         try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
         let kept = try #require(FileManager.default.contents(atPath: quarantine(fixture)), sourceLocation: sourceLocation)
@@ -121,31 +122,48 @@ import Testing
         try expectLastRecordSetAsideWhole(bytes, from: lastRecord, reservedSpace: 4096, in: fixture)
     }
 
+    /// `work` with three items and a fourth whose record ends `end` bytes after a sector
+    /// boundary (its secret's length chosen for that), the last `zeroed` of them not all zero
+    /// already; the file's records.
+    func populated(lastRecordEndingAt end: Int, zeroed: Int) throws -> (StoreFixture, [UInt8]) {
+        var length = 100
+        for filler in ["y", "z", "w", "v", "u", "t"] {
+            let fixture = try populated()
+            let keychain = try fixture.keychain()
+            try keychain.unlock(work, password: password("pw"))
+            try keychain.add(NewItem(label: "last", attributes: ["n": "last"], secret: secret(String(repeating: filler, count: length))),
+                             to: work)
+            let bytes = try fixture.records("work")
+            let short = (end - bytes.count % 512 + 512) % 512
+            guard short == 0 else {
+                length += short
+                continue
+            }
+            if !bytes[(bytes.count - zeroed)...].allSatisfy({ $0 == 0 }) { return (fixture, bytes) }
+        }
+        throw CofferError.invalidArgument("could not place the last record as the test needs")
+    }
+
     /// A crash whose lost sector held only the last 1 to 3 bytes of the last record (its
     /// checksum's end, zeros on disk, reserved space after): what is left of the checksum matches
     /// the record, so this is an unfinished write, set aside as one and not reported as damage.
-    @Test(arguments: [1, 2, 3])
-    func aChecksumEndLostWithItsSectorIsAnUnfinishedWrite(lostBytes: Int) throws {
-        // A record whose lost bytes were not all zeros already (else nothing would be lost).
-        var attempt = 0
-        var fixture: StoreFixture
-        var bytes: [UInt8]
-        repeat {
-            fixture = try populated()
-            for n in 0..<attempt {
-                try fixture.keychain().add(NewItem(label: "x\(n)", attributes: ["x": String(n)], secret: secret("x")), to: work)
-            }
-            bytes = try fixture.records("work")
-            attempt += 1
-        } while bytes[(bytes.count - lostBytes)...].allSatisfy({ $0 == 0 }) && attempt < 8
+    /// The same zeros where no sector starts are no lost sector: damage, set aside whole.
+    @Test(arguments: [1, 2, 3], [true, false])
+    func aChecksumEndLostWithItsSectorIsAnUnfinishedWrite(lostBytes: Int, sectorStartsThere: Bool) throws {
+        let (fixture, original) = try populated(lastRecordEndingAt: sectorStartsThere ? lostBytes : lostBytes + 100, zeroed: lostBytes)
+        var bytes = original
         let lastRecord = try #require(recordStart(endingAt: bytes.count, in: bytes))
         for index in (bytes.count - lostBytes)..<bytes.count { bytes[index] = 0 }
+        guard sectorStartsThere else {
+            try expectLastRecordSetAsideWhole(bytes, from: lastRecord, reservedSpace: 4096, in: fixture, items: 3)
+            return
+        }
         let left = Array(bytes[lastRecord..<(bytes.count - lostBytes)])
         try fixture.write(bytes + [UInt8](repeating: 0, count: 4096), to: "work")
 
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
-        #expect(try keychain.search(Query(collection: work)).count == 1 + attempt)
+        #expect(try keychain.search(Query(collection: work)).count == 3)
         #expect(try keychain.info(work).recovery == nil, "\(fixture.warnings.all)")
         #expect(fixture.warnings.all.contains { $0.contains("unfinished write") }, "\(fixture.warnings.all)")
         try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
