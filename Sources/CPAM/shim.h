@@ -81,21 +81,48 @@ static inline int cpam_write_old_and_new(pam_handle_t *pamh, int fd) {
     return cpam_write_line(fd, new);
 }
 
-/// The user being logged in, or NULL.
-static inline const char *cpam_user(pam_handle_t *pamh) {
-    const char *user = NULL;
-    return pam_get_user(pamh, &user, NULL) == PAM_SUCCESS ? user : NULL;
+/// The module's arguments as libpam hands them over (`const char **argv`), opaque to Swift:
+/// it only passes them back here.
+typedef struct cpam_arguments cpam_arguments;
+
+/// Copies `text` and its NUL into `out` (`size` bytes): its length, or -1 when it is NULL or
+/// does not fit.
+static inline int cpam_copy(const char *text, char *out, size_t size) {
+    if (text == NULL) return -1;
+    size_t length = strlen(text);
+    if (length + 1 > size || length > 0x7fffffff) return -1;
+    memcpy(out, text, length + 1);
+    return (int)length;
 }
 
-/// The user's uid, gid and home (into `home`, `size` bytes): 0, or -1 when unknown.
+/// Copies module argument `index` of `argc` into `out`: as `cpam_copy`.
+static inline int cpam_argument(const cpam_arguments *argv, int argc, int index, char *out, size_t size) {
+    if (argv == NULL || index < 0 || index >= argc) return -1;
+    return cpam_copy(((const char *const *)argv)[index], out, size);
+}
+
+/// Copies the name of the user being logged in into `out`: as `cpam_copy`.
+static inline int cpam_user(pam_handle_t *pamh, char *out, size_t size) {
+    const char *user = NULL;
+    if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS) return -1;
+    return cpam_copy(user, out, size);
+}
+
+/// Copies a variable of the PAM environment (what the session will get), else of this process,
+/// into `out`: as `cpam_copy` (-1 also when it is set in neither).
+static inline int cpam_environment(pam_handle_t *pamh, const char *name, char *out, size_t size) {
+    const char *value = pam_getenv(pamh, name);
+    return cpam_copy(value != NULL ? value : getenv(name), out, size);
+}
+
+/// The user's uid and gid, and their home copied into `home` (`size` bytes): the home's
+/// length, or -1 when unknown or too long.
 static inline int cpam_account(const char *user, uid_t *uid, gid_t *gid, char *home, size_t size) {
     struct passwd entry, *found = NULL;
     char buffer[4096];
     if (getpwnam_r(user, &entry, buffer, sizeof buffer, &found) != 0 || found == NULL) return -1;
     *uid = entry.pw_uid; *gid = entry.pw_gid;
-    if (strlen(entry.pw_dir) + 1 > size) return -1;
-    strcpy(home, entry.pw_dir);
-    return 0;
+    return cpam_copy(entry.pw_dir, home, size);
 }
 
 /// One warning line in the system log (never a secret).

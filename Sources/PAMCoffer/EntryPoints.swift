@@ -2,13 +2,13 @@ internal import CPAM
 import LoginUnlock
 
 // The PAM entry points (`pam_sm_*`, found by name when libpam loads pam_coffer.so): libpam's
-// wrapper, the only place pam_coffer sees a C pointer. They turn libpam's arguments into a
-// `PAMRequest` and hand over to `LoginUnlock`; the password itself never enters Swift (see
-// CPAM's shim).
+// wrapper. They turn libpam's arguments into a `PAMRequest` and hand over to `LoginUnlock`.
+// libpam's handle and the module's arguments stay opaque here: CPAM's shim reads them and
+// copies the strings out into Swift arrays; the password itself never enters Swift.
 
 @_cdecl("pam_sm_authenticate")
 public func pamAuthenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+                            _ argv: OpaquePointer?) -> Int32 {
     guard let pamh else { return PAM_SYSTEM_ERR }
     // Only keeps the password: authenticating is the other modules' job.
     return cpam_stash_authtok(pamh) == PAM_SUCCESS ? PAM_SUCCESS : PAM_IGNORE
@@ -16,13 +16,13 @@ public func pamAuthenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int3
 
 @_cdecl("pam_sm_setcred")
 public func pamSetCredentials(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                              _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+                              _ argv: OpaquePointer?) -> Int32 {
     PAM_SUCCESS
 }
 
 @_cdecl("pam_sm_open_session")
 public func pamOpenSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                           _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+                           _ argv: OpaquePointer?) -> Int32 {
     guard let request = PAMRequest(pamh, argc, argv) else { return PAM_IGNORE }
     LoginUnlock.unlockAtLogin(request)
     return PAM_SUCCESS   // never keep a login out: a failure is logged
@@ -30,13 +30,13 @@ public func pamOpenSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
 
 @_cdecl("pam_sm_close_session")
 public func pamCloseSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                            _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+                            _ argv: OpaquePointer?) -> Int32 {
     PAM_SUCCESS
 }
 
 @_cdecl("pam_sm_chauthtok")
 public func pamChangeAuthToken(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                               _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+                               _ argv: OpaquePointer?) -> Int32 {
     // libpam calls twice: first to check (PAM_PRELIM_CHECK), then to change. Never in the way of
     // the change itself: a failure is logged.
     guard let request = PAMRequest(pamh, argc, argv) else { return PAM_IGNORE }
@@ -54,33 +54,37 @@ struct PAMRequest: LoginRequest {
     let options: [String: String]
     let user: String
 
-    init?(_ pamh: OpaquePointer?, _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
-        guard let pamh, let name = cpam_user(pamh) else { return nil }
+    init?(_ pamh: OpaquePointer?, _ argc: Int32, _ argv: OpaquePointer?) {
+        guard let pamh, let name = Self.copied({ cpam_user(pamh, &$0, $0.count) }) else { return nil }
         handle = pamh
-        user = String(cString: name)
+        user = name
         var options: [String: String] = [:]
-        for index in 0..<Int(max(argc, 0)) {
-            guard let argument = argv?[index] else { continue }
-            let text = String(cString: argument)
+        for index in 0..<max(argc, 0) {
+            guard let text = Self.copied({ cpam_argument(argv, argc, index, &$0, $0.count) }) else { continue }
             let parts = text.split(separator: "=", maxSplits: 1)
             options[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         self.options = options
     }
 
+    /// The string a shim call copies into the buffer it is given (its length, or -1: nil).
+    private static func copied(_ copy: (inout [CChar]) -> Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = Int(copy(&buffer))
+        guard length >= 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The user's uid, gid and home directory.
     var account: (uid: UInt32, gid: UInt32, home: String)? {
         var uid: uid_t = 0, gid: gid_t = 0
-        var home = [CChar](repeating: 0, count: 4096)
-        guard cpam_account(user, &uid, &gid, &home, home.count) == 0 else { return nil }
-        return (uid, gid, String(decoding: home.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        guard let home = Self.copied({ cpam_account(user, &uid, &gid, &$0, $0.count) }) else { return nil }
+        return (uid, gid, home)
     }
 
     /// A variable of the PAM environment (what the session will get), else of this process.
     func environment(_ name: String) -> String? {
-        if let value = pam_getenv(handle, name) { return String(cString: value) }
-        if let value = getenv(name) { return String(cString: value) }
-        return nil
+        Self.copied { cpam_environment(handle, name, &$0, $0.count) }
     }
 
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
