@@ -68,8 +68,7 @@ public enum BackupFile {
         } catch CryptoError.authenticationFailed {
             throw BackupError.wrongPassphrase
         }
-        var reader = BackupPayload.Reader(plain, version: fileVersion)
-        return try reader.backup()
+        return try BackupPayload.read(plain, version: fileVersion)
     }
 
     private static func littleEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }

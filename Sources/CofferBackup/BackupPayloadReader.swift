@@ -2,112 +2,68 @@ import CofferCore
 import CofferCrypto
 
 extension BackupPayload {
-    /// Reads a payload of version 1 or 2 (see `BackupPayload`); secrets stay in secure memory.
-    /// Anything that breaks the format is `BackupError.damaged`, saying what and where.
-    struct Reader {
-        let bytes: SecureBytes
+    /// Reads a payload of version 1 or 2 (see `BackupPayload`) where it lies, through a
+    /// `SecureBytesReader`; secrets are copied into secure memory of their own. Anything that
+    /// breaks the format is `BackupError.damaged`, saying what and where.
+    static func read(_ payload: SecureBytes, version: UInt32) throws -> Backup {
+        let parser = Parser(payload: payload, version: version)
+        do {
+            return try payload.read { r in try parser.backup(&r) }
+        } catch is SecureBytesReader.Overrun {
+            throw BackupError.damaged("its contents end too early")
+        }
+    }
+
+    /// The payload's structure, read field by field from the reader each method is handed.
+    private struct Parser {
+        let payload: SecureBytes
         let version: UInt32
-        var offset = 0
 
-        init(_ bytes: SecureBytes, version: UInt32) {
-            self.bytes = bytes
-            self.version = version
-        }
-
-        private mutating func need(_ n: Int) throws {
-            guard n >= 0, n <= bytes.count - offset else { throw BackupError.damaged("its contents end too early") }
-        }
-
-        mutating func u8() throws -> UInt8 {
-            try need(1)
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func u32() throws -> UInt32 {
-            try need(4)
-            defer { offset += 4 }
-            return bytes.readUInt32LE(at: offset)
-        }
-
-        mutating func u64() throws -> UInt64 {
-            try need(8)
-            defer { offset += 8 }
-            return bytes.readUInt64LE(at: offset)
-        }
-
-        mutating func string() throws -> String {
-            guard let text = String(validating: try field(), as: UTF8.self) else {
-                throw BackupError.damaged("it holds text that is not UTF-8")
-            }
-            return text
-        }
-
-        /// A length-prefixed field outside secure memory (not for secrets).
-        mutating func field() throws -> [UInt8] {
-            let n = Int(try u32())
-            try need(n)
-            defer { offset += n }
-            return bytes.unprotectedArray(offset..<offset + n)
-        }
-
-        mutating func secret() throws -> SecureBytes {
-            let n = Int(try u32())
-            try need(n)
-            defer { offset += n }
-            return try bytes.slice(offset..<offset + n)
-        }
-
-        mutating func id() throws -> CollectionID {
-            guard let id = CollectionID(try string()) else { throw BackupError.damaged("it names a collection with an invalid id") }
-            return id
-        }
-
-        mutating func backup() throws -> Backup {
+        func backup(_ r: inout SecureBytesReader) throws -> Backup {
             var collections: [Backup.Collection] = []
-            for _ in 0..<(try u32()) {
-                collections.append(try collection())
+            for _ in 0..<(try r.u32()) {
+                collections.append(try collection(&r))
             }
             var aliases: [String: CollectionID] = [:]
-            for _ in 0..<(try u32()) { aliases[try string()] = try id() }
-            guard offset == bytes.count else { throw BackupError.damaged("unexpected data after its contents") }
+            for _ in 0..<(try r.u32()) { aliases[try text(&r)] = try id(&r) }
+            guard r.isAtEnd else { throw BackupError.damaged("unexpected data after its contents") }
             return Backup(collections: collections, aliases: aliases)
         }
 
-        private mutating func collection() throws -> Backup.Collection {
-            let id = try id()
-            let label = try string()
-            let created = try u64(), modified = try u64()
+        private func collection(_ r: inout SecureBytesReader) throws -> Backup.Collection {
+            let id = try id(&r)
+            let label = try text(&r)
+            let created = try r.u64(), modified = try r.u64()
             var items: [Backup.Item] = []
-            for _ in 0..<(try u32()) {
-                items.append(try item(in: id))
+            for _ in 0..<(try r.u32()) {
+                items.append(try item(&r, in: id))
             }
             guard version >= 2 else {
                 return Backup.Collection(id: id, label: label, created: created, modified: modified, items: items, policy: nil)
             }
-            let policyName = try string()
+            let policyName = try text(&r)
             let policy = AccessPolicy(rawValue: policyName)
             guard policy != nil || policyName.isEmpty else {
                 throw BackupError.damaged("collection '\(id)' has the unknown access policy '\(policyName)' (open, ask, strict or none expected)")
             }
             var grants: [Backup.Grant] = []
-            for _ in 0..<(try u32()) {
-                grants.append(try grant(in: id, itemCount: items.count))
+            for _ in 0..<(try r.u32()) {
+                grants.append(try grant(&r, in: id, itemCount: items.count))
             }
             return Backup.Collection(id: id, label: label, created: created, modified: modified, items: items,
                                      policy: policy, grants: grants)
         }
 
-        private mutating func item(in collection: CollectionID) throws -> Backup.Item {
-            let label = try string()
+        private func item(_ r: inout SecureBytesReader, in collection: CollectionID) throws -> Backup.Item {
+            let label = try text(&r)
             var attributes: [String: String] = [:]
-            for _ in 0..<(try u32()) { attributes[try string()] = try string() }
-            let contentType = try string()
-            let secret = Secret(bytes: try secret(), contentType: contentType)
-            let created = try u64(), modified = try u64()
+            for _ in 0..<(try r.u32()) { attributes[try text(&r)] = try text(&r) }
+            let contentType = try text(&r)
+            let secret = Secret(bytes: try payload.slice(try field(&r)), contentType: contentType)
+            let created = try r.u64(), modified = try r.u64()
             var creator: Application?
             if version >= 2 {
-                let name = try string()
+                let name = try text(&r)
                 if !name.isEmpty {
                     guard let application = Application(encoded: name) else {
                         throw BackupError.damaged("an item of collection '\(collection)' names an invalid creator")
@@ -119,28 +75,46 @@ extension BackupPayload {
                                creator: creator)
         }
 
-        private mutating func grant(in collection: CollectionID, itemCount: Int) throws -> Backup.Grant {
+        private func grant(_ r: inout SecureBytesReader, in collection: CollectionID, itemCount: Int) throws -> Backup.Grant {
             let what = "a grant of collection '\(collection)'"
-            guard let application = Application(encoded: try string()) else {
+            guard let application = Application(encoded: try text(&r)) else {
                 throw BackupError.damaged("\(what) names an invalid application")
             }
-            let position = try u32()
+            let position = try r.u32()
             guard position == wholeCollection || Int(position) < itemCount else {
                 throw BackupError.damaged("\(what) points at item \(position), but the collection has \(itemCount) items")
             }
-            let granted = try u64()
-            let expiring = try u8()
-            let expires = try u64()
+            let granted = try r.u64()
+            let expiring = try r.u8()
+            let expires = try r.u64()
             guard expiring == 1 || (expiring == 0 && expires == 0) else {
                 throw BackupError.damaged("\(what) has a malformed expiry")
             }
-            let digest = try field()
+            let digest = payload.unprotectedArray(try field(&r))
             guard digest.isEmpty || digest.count == digestLength else {
                 throw BackupError.damaged("\(what) has a \(digest.count)-byte executable digest, not a \(digestLength)-byte SHA-256")
             }
             return Backup.Grant(application: application, item: position == wholeCollection ? nil : Int(position),
                                 granted: granted, expires: expiring == 1 ? expires : nil,
                                 executableDigest: digest.isEmpty ? nil : digest)
+        }
+
+        /// Where the next length-prefixed field lies.
+        private func field(_ r: inout SecureBytesReader) throws -> Range<Int> {
+            try r.skip(Int(try r.u32()))
+        }
+
+        /// A length-prefixed field that must be UTF-8 text (never a secret).
+        private func text(_ r: inout SecureBytesReader) throws -> String {
+            guard let text = String(validating: payload.unprotectedArray(try field(&r)), as: UTF8.self) else {
+                throw BackupError.damaged("it holds text that is not UTF-8")
+            }
+            return text
+        }
+
+        private func id(_ r: inout SecureBytesReader) throws -> CollectionID {
+            guard let id = CollectionID(try text(&r)) else { throw BackupError.damaged("it names a collection with an invalid id") }
+            return id
         }
     }
 }

@@ -11,7 +11,7 @@ import Musl
 /// and are zeroed explicitly whenever they are released, moved on growth, or shrunk.
 ///
 /// Use it for keys, passwords and plaintext secrets. Bounds violations in the non-throwing
-/// accessors (`subscript`, `readUInt32LE`, `unprotectedArray`) are programming errors and trap;
+/// accessors (`subscript`, `unprotectedArray`) are programming errors and trap;
 /// `slice` throws `.invalidInput` instead so that parsers of untrusted data can recover.
 public final class SecureBytes: @unchecked Sendable {
     /// The secure block (from `SecureAllocator`: at least one byte, never nil).
@@ -135,16 +135,6 @@ public final class SecureBytes: @unchecked Sendable {
 
     public func appendUInt64LE(_ v: UInt64) throws {
         try Swift.withUnsafeBytes(of: v.littleEndian) { try append($0) }
-    }
-
-    public func readUInt32LE(at offset: Int) -> UInt32 {
-        precondition(offset >= 0 && offset <= count - 4, "SecureBytes read out of range")
-        return UInt32(littleEndian: storage.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-    }
-
-    public func readUInt64LE(at offset: Int) -> UInt64 {
-        precondition(offset >= 0 && offset <= count - 8, "SecureBytes read out of range")
-        return UInt64(littleEndian: storage.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     // MARK: Copies out

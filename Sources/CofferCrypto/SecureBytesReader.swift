@@ -23,6 +23,11 @@ public struct SecureBytesReader: ~Copyable {
         return offset..<offset + count
     }
 
+    /// The next byte.
+    public mutating func u8() throws(Overrun) -> UInt8 {
+        bytes[try skip(1).lowerBound]
+    }
+
     /// The next 4 bytes as a little-endian integer.
     public mutating func u32() throws(Overrun) -> UInt32 {
         UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: try skip(4).lowerBound, as: UInt32.self))

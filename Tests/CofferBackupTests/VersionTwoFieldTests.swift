@@ -66,4 +66,15 @@ struct VersionTwoFieldTests {
         #expect(try v1.read(version: 1).collections[0].items.map(\.label) == ["a"])
         Self.expectRefused(v1, saying: "end too early")
     }
+
+    /// A payload cut anywhere ends too early, and one with a byte more has data after its
+    /// contents: both refused, never read in part.
+    @Test func aPayloadCutShortOrRunningOnIsRefused() throws {
+        let whole = PayloadBuilder.version2()
+        #expect(try whole.read().collections.count == 1)
+        for length in 0..<whole.bytes.count {
+            Self.expectRefused(PayloadBuilder(bytes: Array(whole.bytes.prefix(length))), saying: "its contents end too early")
+        }
+        Self.expectRefused(PayloadBuilder(bytes: whole.bytes + [0]), saying: "unexpected data after its contents")
+    }
 }

@@ -4,17 +4,18 @@ import Testing
 /// `SecureBytes.read`: fields read in place, every read checked against the end.
 struct SecureBytesReaderTests {
     @Test func readsFieldsInOrderAndStopsAtTheEnd() throws {
-        let bytes = try SecureBytes([0x01, 0x02, 0x03, 0x04] + [8, 7, 6, 5, 4, 3, 2, 1] + Array("héllo".utf8) + [0xFF])
-        let (u32, u64, text, endedEarly, last, ended, empty) = try bytes.read { r in
-            (try r.u32(), try r.u64(), try r.string(6), r.isAtEnd, try r.skip(1), r.isAtEnd, try r.skip(0))
+        let bytes = try SecureBytes([0x01, 0x02, 0x03, 0x04] + [8, 7, 6, 5, 4, 3, 2, 1] + Array("héllo".utf8) + [0xFE, 0xFF])
+        let (u32, u64, text, byte, endedEarly, last, ended, empty) = try bytes.read { r in
+            (try r.u32(), try r.u64(), try r.string(6), try r.u8(), r.isAtEnd, try r.skip(1), r.isAtEnd, try r.skip(0))
         }
         #expect(u32 == 0x0403_0201)
         #expect(u64 == 0x0102_0304_0506_0708)
         #expect(text == "héllo")
+        #expect(byte == 0xFE)
         #expect(!endedEarly)
-        #expect(last == 18..<19)
+        #expect(last == 19..<20)
         #expect(ended)
-        #expect(empty == 19..<19)
+        #expect(empty == 20..<20)
     }
 
     /// A read past the end, or of a negative length, throws and reads nothing: the reader
@@ -34,5 +35,19 @@ struct SecureBytesReaderTests {
         #expect(overruns == 5)
         #expect(offset == 3)
         #expect(rest == "\u{4}\u{5}\u{6}")
+    }
+
+    /// The last byte can be read as a byte; after it, a byte read throws and moves nothing.
+    @Test func aByteReadAtTheEndThrows() throws {
+        let bytes = try SecureBytes([7, 9])
+        let (first, second, overran, offset) = try bytes.read { r in
+            let first = try r.u8(), second = try r.u8()
+            var overran = false
+            do { _ = try r.u8() } catch { overran = true }
+            return (first, second, overran, r.offset)
+        }
+        #expect([first, second] == [7, 9])
+        #expect(overran)
+        #expect(offset == 2)
     }
 }

@@ -14,8 +14,12 @@ struct SecureBytesTests {
         #expect(bytes.count == 6 + 4 + 8 + 1)
         #expect(bytes.unprotectedArray(0..<6) == [1, 2, 3, 4, 5, 6])
         #expect(bytes.unprotectedArray(6..<10) == [0xD4, 0xC3, 0xB2, 0xA1])
-        #expect(bytes.readUInt32LE(at: 6) == 0xA1B2_C3D4)
-        #expect(bytes.readUInt64LE(at: 10) == 0x0102_0304_0506_0708)
+        let (u32, u64) = try bytes.read { r in
+            _ = try r.skip(6)
+            return (try r.u32(), try r.u64())
+        }
+        #expect(u32 == 0xA1B2_C3D4)
+        #expect(u64 == 0x0102_0304_0506_0708)
         #expect(bytes[18] == 0xEE)
         let middle = try bytes.slice(2..<5)
         #expect(plain(middle) == [3, 4, 5])
