@@ -6,7 +6,7 @@ extension BackupPayload {
     /// `SecureBytesReader`; secrets are copied into secure memory of their own. Anything that
     /// breaks the format is `BackupError.damaged`, saying what and where.
     static func read(_ payload: SecureBytes, version: UInt32) throws -> Backup {
-        let parser = Parser(payload: payload, version: version)
+        let parser = Parser(version: version)
         do {
             return try payload.read { r in try parser.backup(&r) }
         } catch is SecureBytesReader.Overrun {
@@ -14,9 +14,9 @@ extension BackupPayload {
         }
     }
 
-    /// The payload's structure, read field by field from the reader each method is handed.
+    /// The payload's structure, read field by field from the reader each method is handed
+    /// (everything it keeps is copied out through the reader).
     private struct Parser {
-        let payload: SecureBytes
         let version: UInt32
 
         func backup(_ r: inout SecureBytesReader) throws -> Backup {
@@ -59,7 +59,7 @@ extension BackupPayload {
             var attributes: [String: String] = [:]
             for _ in 0..<(try r.u32()) { attributes[try text(&r)] = try text(&r) }
             let contentType = try text(&r)
-            let secret = Secret(bytes: try payload.slice(try field(&r)), contentType: contentType)
+            let secret = Secret(bytes: try r.secureBytes(Int(try r.u32())), contentType: contentType)
             let created = try r.u64(), modified = try r.u64()
             var creator: Application?
             if version >= 2 {
@@ -90,7 +90,7 @@ extension BackupPayload {
             guard expiring == 1 || (expiring == 0 && expires == 0) else {
                 throw BackupError.damaged("\(what) has a malformed expiry")
             }
-            let digest = payload.unprotectedArray(try field(&r))
+            let digest = try field(&r)
             guard digest.isEmpty || digest.count == digestLength else {
                 throw BackupError.damaged("\(what) has a \(digest.count)-byte executable digest, not a \(digestLength)-byte SHA-256")
             }
@@ -99,14 +99,14 @@ extension BackupPayload {
                                 executableDigest: digest.isEmpty ? nil : digest)
         }
 
-        /// Where the next length-prefixed field lies.
-        private func field(_ r: inout SecureBytesReader) throws -> Range<Int> {
-            try r.skip(Int(try r.u32()))
+        /// The next length-prefixed field, in ordinary memory (never a secret).
+        private func field(_ r: inout SecureBytesReader) throws -> [UInt8] {
+            try r.unprotectedBytes(Int(try r.u32()))
         }
 
         /// A length-prefixed field that must be UTF-8 text (never a secret).
         private func text(_ r: inout SecureBytesReader) throws -> String {
-            guard let text = String(validating: payload.unprotectedArray(try field(&r)), as: UTF8.self) else {
+            guard let text = String(validating: try field(&r), as: UTF8.self) else {
                 throw BackupError.damaged("it holds text that is not UTF-8")
             }
             return text

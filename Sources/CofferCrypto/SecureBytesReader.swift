@@ -38,6 +38,21 @@ public struct SecureBytesReader: ~Copyable {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: try skip(8).lowerBound, as: UInt64.self))
     }
 
+    /// The next `count` bytes, copied into a secure buffer of their own (a secret inside a
+    /// decrypted record). Throws `Overrun`, or `CryptoError` when secure memory runs out.
+    public mutating func secureBytes(_ count: Int) throws -> SecureBytes {
+        let range = try skip(count)
+        let copy = try SecureBytes(capacity: count)
+        try copy.append(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        return copy
+    }
+
+    /// The next `count` bytes in an ordinary array: explicit declassification, as
+    /// `SecureBytes.unprotectedArray` (digests, text to validate; never secrets).
+    public mutating func unprotectedBytes(_ count: Int) throws(Overrun) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(rebasing: bytes[try skip(count)]))
+    }
+
     /// The next `count` bytes as a string: explicit declassification, as
     /// `SecureBytes.unprotectedString` (labels, attribute names and values, never secrets).
     public mutating func string(_ count: Int) throws(Overrun) -> String {

@@ -99,7 +99,7 @@ final class InputSource {
         guard !stdinExhausted else {
             throw CLIError.usage("--password-stdin: stdin ended before \(what); put one password per line")
         }
-        let line = SecureBytesReader(descriptor: .standardInput)
+        let line = SecureInputReader(descriptor: .standardInput)
         let (bytes, sawNewline) = try line.readLine(limit: Terminal.maxLineBytes)
         if !sawNewline {
             stdinExhausted = true
@@ -115,14 +115,14 @@ final class InputSource {
     private func stdinRest() throws -> SecureBytes {
         if stdinExhausted { return try SecureBytes(capacity: 0) }
         stdinExhausted = true
-        return try SecureBytesReader(descriptor: .standardInput).readToEnd(limit: Limits.maxSecretBytes + 1) {
+        return try SecureInputReader(descriptor: .standardInput).readToEnd(limit: Limits.maxSecretBytes + 1) {
             CLIError.usage("the secret is larger than \(Limits.maxSecretBytes) bytes; nothing was stored")
         }
     }
 }
 
 /// Reads a descriptor straight into secure memory.
-struct SecureBytesReader {
+struct SecureInputReader {
     let descriptor: FileDescriptor
 
     /// The next line, without its "\n" and a "\r" before that (see `SecureBytes.readLine`);

@@ -44,7 +44,7 @@ enum Terminal {
 
     /// Reads one line, byte by byte (never past the newline), into secure memory.
     static func readLine(_ descriptor: FileDescriptor) throws -> SecureBytes {
-        try SecureBytesReader(descriptor: descriptor).readLine(limit: maxLineBytes).0
+        try SecureInputReader(descriptor: descriptor).readLine(limit: maxLineBytes).0
     }
 
     /// An open terminal: /dev/tty, or stdin/stderr when stdin is a terminal but /dev/tty

@@ -47,6 +47,18 @@ struct PayloadBuilder {
         return b
     }
 
+    /// A version 1 payload: collection `login` ("Login", times 1 and 2) with one item, "a",
+    /// and no aliases (version 1 has no policy, grants or creators).
+    static func version1() -> PayloadBuilder {
+        var b = PayloadBuilder()
+        b.u32(1)
+        b.string("login"); b.string("Login"); b.u64(1); b.u64(2)
+        b.u32(1)
+        b.string("a"); b.u32(0); b.string("text/plain"); b.string("secret"); b.u64(3); b.u64(4)
+        b.u32(0)
+        return b
+    }
+
     /// The payload sealed in a file of `version` with the passphrase "forged".
     func file(version: UInt32 = 2) throws -> [UInt8] {
         try BackupFile.seal(try SecureBytes(bytes), version: version, passphrase: try SecureBytes(Array("forged".utf8)), kdf: .testing)

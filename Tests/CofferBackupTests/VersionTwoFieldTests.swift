@@ -30,9 +30,11 @@ struct VersionTwoFieldTests {
         }
     }
 
-    /// `payload` is refused as damaged, with a message that contains `words`.
-    static func expectRefused(_ payload: PayloadBuilder, saying words: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let error = #expect(throws: BackupError.self, sourceLocation: sourceLocation) { try payload.read() }
+    /// `payload`, read as a payload of `version`, is refused as damaged, with a message that
+    /// contains `words`.
+    static func expectRefused(_ payload: PayloadBuilder, version: UInt32 = 2, saying words: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        let error = #expect(throws: BackupError.self, sourceLocation: sourceLocation) { try payload.read(version: version) }
         guard case .damaged(let what)? = error else {
             Issue.record("not refused as damaged: \(String(describing: error))", sourceLocation: sourceLocation)
             return
@@ -57,24 +59,20 @@ struct VersionTwoFieldTests {
         // A count of grants larger than what follows (the aliases are read as grants), and a
         // version 2 header on a version 1 payload.
         Self.expectRefused(.version2(count: 1_000_000), saying: "a grant of collection 'login'")
-        var v1 = PayloadBuilder()
-        v1.u32(1)
-        v1.string("login"); v1.string("Login"); v1.u64(1); v1.u64(2)
-        v1.u32(1)
-        v1.string("a"); v1.u32(0); v1.string("text/plain"); v1.string("secret"); v1.u64(3); v1.u64(4)
-        v1.u32(0)
+        let v1 = PayloadBuilder.version1()
         #expect(try v1.read(version: 1).collections[0].items.map(\.label) == ["a"])
         Self.expectRefused(v1, saying: "end too early")
     }
 
-    /// A payload cut anywhere ends too early, and one with a byte more has data after its
-    /// contents: both refused, never read in part.
-    @Test func aPayloadCutShortOrRunningOnIsRefused() throws {
-        let whole = PayloadBuilder.version2()
-        #expect(try whole.read().collections.count == 1)
+    /// A payload of either version cut anywhere ends too early, and one with a byte more has
+    /// data after its contents: both refused, never read in part.
+    @Test(arguments: [2, 1] as [UInt32])
+    func aPayloadCutShortOrRunningOnIsRefused(version: UInt32) throws {
+        let whole = version == 2 ? PayloadBuilder.version2() : PayloadBuilder.version1()
+        #expect(try whole.read(version: version).collections.count == 1)
         for length in 0..<whole.bytes.count {
-            Self.expectRefused(PayloadBuilder(bytes: Array(whole.bytes.prefix(length))), saying: "its contents end too early")
+            Self.expectRefused(PayloadBuilder(bytes: Array(whole.bytes.prefix(length))), version: version, saying: "its contents end too early")
         }
-        Self.expectRefused(PayloadBuilder(bytes: whole.bytes + [0]), saying: "unexpected data after its contents")
+        Self.expectRefused(PayloadBuilder(bytes: whole.bytes + [0]), version: version, saying: "unexpected data after its contents")
     }
 }

@@ -50,4 +50,22 @@ struct SecureBytesReaderTests {
         #expect(overran)
         #expect(offset == 2)
     }
+
+    /// Copies out: a secret into secure memory of its own, other bytes into an array; each
+    /// checked against the end like every read.
+    @Test func bytesAreCopiedOutAndOverrunsThrow() throws {
+        let bytes = try SecureBytes([1, 2, 3, 4, 5])
+        let (secret, plain, overruns, offset) = try bytes.read { r in
+            let secret = try r.secureBytes(2), plain = try r.unprotectedBytes(2)
+            var overruns = 0
+            do { _ = try r.secureBytes(2) } catch is SecureBytesReader.Overrun { overruns += 1 }
+            do { _ = try r.unprotectedBytes(2) } catch { overruns += 1 }
+            return (secret, plain, overruns, r.offset)
+        }
+        bytes[0] = 9
+        #expect(secret.unprotectedArray(0..<secret.count) == [1, 2])
+        #expect(plain == [3, 4])
+        #expect(overruns == 2)
+        #expect(offset == 4)
+    }
 }
