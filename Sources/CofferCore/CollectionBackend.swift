@@ -40,7 +40,8 @@ public struct ChangedItem: Equatable, Sendable {
     public let id: ItemID
     /// False when an update, a removal, or an insert that replaced an existing item.
     public let isNew: Bool
-    /// The item's label after the change (nil for a removal).
+    /// The item's label after the change; for a removal, the label it had (nil where its
+    /// record could not be read: a damaged item can still be removed).
     public let label: String?
 
     public init(id: ItemID, isNew: Bool, label: String?) {

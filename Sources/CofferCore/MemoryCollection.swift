@@ -184,9 +184,10 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
                 try update(id, with: changes, owner: nil, in: &s, at: now, budget: budget)
                 touched.append(ChangedItem(id: id, isNew: false, label: s.items[id]?.metadata.label))
             case .remove(let id):
-                if let old = s.items.removeValue(forKey: id) { refund(old, in: &s) }
+                let old = s.items.removeValue(forKey: id)
+                if let old { refund(old, in: &s) }
                 s.index.remove(id)
-                touched.append(ChangedItem(id: id, isNew: false, label: nil))
+                touched.append(ChangedItem(id: id, isNew: false, label: old?.metadata.label))
             }
         }
         if !changes.isEmpty { s.modified = now }

@@ -205,6 +205,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             for change in changes {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
                 var isNew = false
+                var removedLabel: String?
                 switch change {
                 case .insert(let new, let policy):
                     let existing = s.log.index.items(withExactly: s.hasher.terms(new.attributes))
@@ -229,6 +230,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 case .remove(let target):
                     guard s.log.entries[target] != nil else { throw .itemNotFound }
                     (item, metadata, secret) = (target, nil, nil)
+                    removedLabel = try? self.metadata(of: target, in: &s).label
                 }
                 if let metadata, let secret {
                     let payload = try ItemPayload.encode(metadata, secret: secret)
@@ -240,7 +242,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                                                     publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
                 }
                 sequence += 1
-                touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label))
+                touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label ?? removedLabel))
                 written.append((item, metadata))
             }
             if !endsBatch {

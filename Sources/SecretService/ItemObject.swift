@@ -16,12 +16,11 @@ struct ItemObject: DBusObject {
     static let methods = MethodTable<ItemObject>()
         .deferring(Item.Delete.self) { object, _, call in
             let (server, reference) = (object.server, object.reference)
-            let label = try? server.keychain.metadata(of: reference).label
             server.write(.remove(reference.item), in: reference.collection, by: call.sender, reply: { outcome in
                 call.answer(outcome) { _ in Item.Delete.Output(prompt: SecretPath.none) }
-            }, then: { _, application in
+            }, then: { removed, application in
                 server.gate.record(AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
-                                              item: reference.item, label: label))
+                                              item: reference.item, label: removed.label))
                 server.itemsChanged(in: reference.collection, CollectionInterface.Signal.itemDeleted, reference)
             })
             return .deferred

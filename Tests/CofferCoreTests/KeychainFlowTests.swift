@@ -68,6 +68,15 @@ import Testing
         #expect(try keychain.search(Query(attributes: attributes, limit: .one)).map(\.reference) == [a])
     }
 
+    /// A removal reports the label the item had (the audit log names what was deleted).
+    @Test func removalReportsTheLabelTheItemHad() throws {
+        let a = try keychain.add(NewItem(label: "first", attributes: ["n": "1"], secret: secret("1")), to: .session)
+        let b = try keychain.add(NewItem(label: "second", attributes: ["n": "2"], secret: secret("2")), to: .session)
+        let removed = try keychain.commit([.remove(b.item), .remove(a.item)], in: .session)
+        #expect(removed.map(\.label) == ["second", "first"])
+        #expect(removed.map(\.isNew) == [false, false])
+    }
+
     @Test func updateOfMissingItemIsNotFoundAndDeleteOfMissingSucceeds() throws {
         #expect(throws: CofferError.itemNotFound) {
             try keychain.update(Query(attributes: ["service": "nope"]), with: ItemChanges(label: "x"))

@@ -178,4 +178,31 @@ import Testing
         }
         #expect(text(try keychain.search(Query(attributes: ["n": "1"], returnSecret: true)).first?.secret) == "s1")
     }
+
+    /// An item whose record fails authentication can still be deleted, in a batch with one
+    /// that can be read: the removal of the readable one reports its label, the damaged one's
+    /// none, and neither is left behind.
+    @Test func aDamagedItemCanStillBeRemoved() throws {
+        let fixture = try populated()
+        var bytes = try fixture.records("work")
+        // The last record is item "w2"'s: a byte of its sealed payload changed, its CRC fixed.
+        let end = bytes.count
+        let last = try #require(recordStart(endingAt: end, in: bytes))
+        bytes[end - 20] ^= 0xFF
+        let crc = Digest.crc32(bytes[(last + 4)..<(end - 4)])
+        for i in 0..<4 { bytes[end - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try fixture.write(bytes, to: "work")
+
+        let keychain = try fixture.keychain()
+        // Found while locked, through the index: unlocked, a search reads what it matches.
+        let damaged = try #require(try keychain.search(Query(attributes: ["n": "2"])).first?.reference)
+        let readable = try #require(try keychain.search(Query(attributes: ["n": "1"])).first?.reference)
+        try keychain.unlock(work, password: password("pw"))
+        #expect(throws: CofferError.self) { try keychain.metadata(of: damaged) }
+        let removed = try keychain.commit([.remove(readable.item), .remove(damaged.item)], in: work)
+        #expect(removed.map(\.label) == ["w1", nil])
+        let reopened = try fixture.keychain()
+        try reopened.unlock(work, password: password("pw"))
+        #expect(try reopened.search(Query(collection: work)).count == 1)
+    }
 }

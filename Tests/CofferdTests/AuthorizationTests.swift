@@ -117,6 +117,8 @@ import Testing
         let summary = changes.map { "\($0["action"] as? String ?? "-") \($0["app"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
         let round = ["write exe:/usr/bin/secret-tool created", "write exe:/usr/bin/secret-tool replaced", "delete exe:/usr/bin/secret-tool -"]
         #expect(summary == Array(repeating: round, count: 6).flatMap { $0 }, "\(summary)")
+        // Each line names the item by its label, a deleted item's being the one it had.
+        #expect(changes.allSatisfy { $0["label"] as? String == "Leaver" }, "\(changes)")
     }
 
     @Test func alwaysAllowIsRememberedAcrossARestartAndListed() throws {
