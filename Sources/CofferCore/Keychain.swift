@@ -317,7 +317,9 @@ public final class Keychain: Sendable {
 
     /// Applies `changes` to the unlocked collection `id` in one atomic, durable commit (one
     /// append, its disk flushes shared by all of them); returns the item each touched, in order.
-    /// Each change is checked as `insert`, `update` and `delete` check it.
+    /// Each change is checked as `insert`, `update` and `delete` check it. A collection already
+    /// opened is changed without looking at the collection list again: its commit catches up
+    /// with its file under the file's lock, and finds a collection removed meanwhile missing.
     public func commit(_ changes: [ItemChange], in id: CollectionID) throws(CofferError) -> [ChangedItem] {
         for change in changes {
             switch change {
@@ -326,7 +328,8 @@ public final class Keychain: Sendable {
             case .remove: break
             }
         }
-        let backend = try collection(id)
+        let cached = opened.withLock { $0[id] }
+        let backend = if let cached { cached } else { try collection(id) }
         guard !backend.isLocked else { throw .locked(backend.id.rawValue) }
         return try backend.commit(changes)
     }

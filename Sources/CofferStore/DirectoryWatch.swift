@@ -7,10 +7,11 @@ import SystemKit
 ///
 /// Built on inotify: the kernel queues an event before the write, rename or unlink that
 /// causes it returns, so one non-blocking `read` of the queue answers exactly, for changes
-/// made by this process and by any other. Where inotify is unavailable (no instances left,
-/// a file system without it), and for good once the directory itself is removed, renamed or
-/// replaced (its parent is watched for that), every question is answered "changed", which is
-/// slower but still exact.
+/// made by this process and by any other on this machine. Where inotify cannot tell every
+/// change (a network file system, changed from other machines too; FUSE; any file system not
+/// known to be local), where it is unavailable (no instances left), and for good once the
+/// directory itself is removed, renamed or replaced (its parent is watched for that), every
+/// question is answered "changed", which is slower but still exact.
 final class DirectoryWatch: @unchecked Sendable {
     /// Where a reader's knowledge stands: the watch's version when it last looked.
     struct Mark: Sendable {
@@ -26,6 +27,9 @@ final class DirectoryWatch: @unchecked Sendable {
         var version: UInt64 = 1
         /// The version at which each file last changed.
         var changed: [String: UInt64] = [:]
+        /// The version at which each file was last created, removed or renamed (rather than
+        /// only written).
+        var replaced: [String: UInt64] = [:]
         /// The version at which everything must be assumed changed (queue overflow).
         var everything: UInt64 = 0
         /// The watch on the parent, which reports the directory's own removal or replacement.
@@ -38,9 +42,11 @@ final class DirectoryWatch: @unchecked Sendable {
     private let directoryName: String
 
     /// Watches `directory` for changes to files whose names `interesting` accepts; with no
-    /// directory, reports every file as changed every time.
-    init(directory: String?, interesting: @escaping @Sendable (String) -> Bool) {
-        var state = State(inotify: directory == nil ? nil : try? Inotify())
+    /// directory, or one on a file system (`fileSystem`, by default the directory's own) whose
+    /// changes are not all made on this machine, reports every file as changed every time.
+    init(directory: String?, fileSystem: FileSystemKind? = nil, interesting: @escaping @Sendable (String) -> Bool) {
+        let kind = fileSystem ?? directory.flatMap { try? FileSystemKind.of($0) }
+        var state = State(inotify: directory != nil && kind?.changesAreAllLocal == true ? try? Inotify() : nil)
         if let directory, let inotify = state.inotify {
             let entries: Inotify.Events = [.create, .delete, .movedFrom, .movedTo, .deleteSelf, .moveSelf]
             let (parent, name) = Self.split(directory)
@@ -93,6 +99,18 @@ final class DirectoryWatch: @unchecked Sendable {
         }
     }
 
+    /// Moves `mark` past the writes to `name` queued so far, which the caller made itself (a
+    /// writer holding the file's exclusive lock, whose state holds what it wrote). A creation,
+    /// removal or rename of `name` since `mark` is not passed over: no lock keeps others from
+    /// those, so the next `changed` still reports them.
+    func absorbOwnWrites(to name: String, since mark: inout Mark) {
+        state.withLock { s in
+            drain(&s)
+            guard s.inotify != nil, s.everything <= mark.version, (s.replaced[name] ?? 0) <= mark.version else { return }
+            mark.version = s.version
+        }
+    }
+
     /// Reads every queued event and records the files they name: one read when they fit in
     /// its buffer (as they do unless many files changed at once).
     private func drain(_ s: inout State) {
@@ -116,6 +134,7 @@ final class DirectoryWatch: @unchecked Sendable {
                 guard interesting(event.name) else { continue }
                 s.changed[event.name] = s.version
                 if !event.events.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) {
+                    s.replaced[event.name] = s.version
                     s.changed[Self.listing] = s.version
                 }
             }

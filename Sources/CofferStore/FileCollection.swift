@@ -289,15 +289,17 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     }
 
     /// Lets go of the exclusive file lock. `caughtUp`: the write succeeded, so the state holds
-    /// everything in the file, and the changes the watch has queued (still holding the lock,
+    /// everything in the file, and the writes the watch has queued (still holding the lock,
     /// only this process's own) need no catching up; after a failure they are looked at again.
     func releaseWriteLock(_ s: inout State, caughtUp: Bool) {
-        if caughtUp { _ = watch.changed(fileName, since: &s.mark) }
+        if caughtUp { watch.absorbOwnWrites(to: fileName, since: &s.mark) }
         s.lockFile.unlock()
     }
 
-    /// Catches up with what other processes wrote, when the watch reports a change (for a
-    /// reader) or always (for a writer holding the lock).
+    /// Catches up with what other processes wrote, when the watch reports a change. A writer
+    /// (holding the lock) trusts it as readers do: another writer's changes are queued before
+    /// its write returns, so before it lets go of the lock, and where the watch cannot tell every
+    /// change (a network file system) it reports a change every time.
     func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
         // What follows `log.validEnd` is this process's own write, taken in once durable; no
         // other process can write meanwhile (the writer holds the exclusive file lock).
@@ -306,10 +308,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         // reported again, and kept only once the state has caught up, so that a look that
         // failed is made again next time.
         var mark = s.mark
-        let reported = watch.changed(fileName, since: &mark)
-        // A writer always looks (a stat and a 4-byte read, small beside its fdatasync): its
-        // records must go at the true end of the file even if the watch ever missed a change.
-        if reported || holdingLock { try catchUp(&s, holdingLock: holdingLock) }
+        if watch.changed(fileName, since: &mark) { try catchUp(&s, holdingLock: holdingLock) }
         s.mark = mark
     }
 

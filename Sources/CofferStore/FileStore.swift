@@ -36,9 +36,9 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
 
     /// Opens (creating if needed, mode 0700) the store directory. `kdf` is used for new
     /// collections and password changes; `warn` receives recoverable problems (a torn tail).
-    /// With `watchChanges` (the default) inotify tells when other processes changed a file;
-    /// without it every read looks at the files, which also sees changes inotify cannot report
-    /// (made by another machine on a network file system).
+    /// With `watchChanges` (the default) inotify tells when other processes changed a file,
+    /// where it can tell every change (on a local file system); without it, and on network
+    /// file systems, every read looks at the files.
     public convenience init(directory: String, kdf: Argon2Parameters = .default, watchChanges: Bool = true,
                             warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) throws(CofferError) {
         try self.init(directory: directory, kdf: kdf, watchChanges: watchChanges, warn: warn, beforeFlush: {})

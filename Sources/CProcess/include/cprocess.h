@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <signal.h>
 
 /// Marks the process non-dumpable and sets the core size limit to zero.
@@ -21,6 +22,15 @@ static inline int cprocess_disable_core_dumps(void) {
 /// Names the calling thread (the kernel keeps 15 bytes): what `top -H` and perf show.
 static inline int cprocess_name_this_thread(const char *name) {
     return prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+/// The type of the file system `path` lies on (statfs's `f_type`, a magic number), in
+/// `*magic`. 0, or -1 with errno set.
+static inline int cprocess_file_system_magic(const char *path, unsigned long *magic) {
+    struct statfs info;
+    int result = statfs(path, &info);
+    if (result == 0) *magic = (unsigned long)info.f_type;
+    return result;
 }
 
 /// Unblocks every signal in the calling thread (a parent may have started us with some blocked).
