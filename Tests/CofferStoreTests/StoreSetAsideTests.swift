@@ -124,7 +124,8 @@ import Testing
 
     /// `work` with three items and a fourth whose record ends `end` bytes after a sector
     /// boundary (its secret's length chosen for that), the last `zeroed` of them not all zero
-    /// already; the file's records.
+    /// already and the byte before them not zero (so that zeroing them leaves zeros exactly
+    /// there); the file's records.
     func populated(lastRecordEndingAt end: Int, zeroed: Int) throws -> (StoreFixture, [UInt8]) {
         var length = 100
         for filler in ["y", "z", "w", "v", "u", "t"] {
@@ -139,7 +140,7 @@ import Testing
                 length += short
                 continue
             }
-            if !bytes[(bytes.count - zeroed)...].allSatisfy({ $0 == 0 }) { return (fixture, bytes) }
+            if !bytes[(bytes.count - zeroed)...].allSatisfy({ $0 == 0 }), bytes[bytes.count - zeroed - 1] != 0 { return (fixture, bytes) }
         }
         throw CofferError.invalidArgument("could not place the last record as the test needs")
     }
