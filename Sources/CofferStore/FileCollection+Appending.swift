@@ -114,6 +114,7 @@ extension FileCollection {
             let (identity, size) = try file.status()
             // The live records are the same, byte for byte: the metadata cached from them holds.
             (s.file, s.log, s.identity, s.observedSize) = (file, log, identity, size)
+            s.watched = Self.watchSees(path)
         } catch {
             try? PosixFile.remove(temporary)
             throw error

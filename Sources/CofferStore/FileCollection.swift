@@ -50,6 +50,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var accessCache: (identity: PosixFile.Identity, offset: Int, access: CollectionAccess)?
         /// What the directory watch had reported when this state was last brought up to date.
         var mark: DirectoryWatch.Mark
+        /// Whether the watch sees every change to the file (see `watchSees`).
+        var watched: Bool
         /// A writer of this process is flushing records past `log.validEnd` (see `withAppend`):
         /// readers leave the file alone until it takes them in.
         var isAppending = false
@@ -82,7 +84,17 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             warn(Self.tornTailWarning(log, path: path))
         }
         state = Mutex(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,
-                             hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark))
+                             hasher: try AttributeHasher(lookupKey: log.header.lookupKey), mark: mark,
+                             watched: Self.watchSees(path)))
+    }
+
+    /// Whether the directory watch sees every change to the file at `path`: it is a regular file
+    /// named by the store directory alone. A symbolic link's target, or a file with another
+    /// hard link, may be written through a name in another directory, which the watch does not
+    /// see; such a file is looked at on every read and write.
+    static func watchSees(_ path: String) -> Bool {
+        guard let status = try? FileStatus.of(path, followingLinks: false) else { return false }
+        return status.kind == .regular && status.linkCount == 1
     }
 
     /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
@@ -296,10 +308,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         s.lockFile.unlock()
     }
 
-    /// Catches up with what other processes wrote, when the watch reports a change. A writer
-    /// (holding the lock) trusts it as readers do: another writer's changes are queued before
-    /// its write returns, so before it lets go of the lock, and where the watch cannot tell every
-    /// change (a network file system) it reports a change every time.
+    /// Catches up with what other processes wrote, when the watch reports a change (or always,
+    /// for a file it does not see whole). Another writer's changes are queued before its write
+    /// returns, so before it lets go of the lock, and where the watch cannot tell every change
+    /// (a network file system) it reports a change every time.
+    ///
+    /// The watch sees the store directory's entries, not the path above it: a directory above
+    /// renamed, replaced or mounted over leaves the path naming another file unreported. So a
+    /// writer (holding the lock) also checks, with one stat, that the path still names the file
+    /// it read, at the size it read, before its records go in.
     func refresh(_ s: inout State, holdingLock: Bool) throws(CofferError) {
         // What follows `log.validEnd` is this process's own write, taken in once durable; no
         // other process can write meanwhile (the writer holds the exclusive file lock).
@@ -308,7 +325,12 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         // reported again, and kept only once the state has caught up, so that a look that
         // failed is made again next time.
         var mark = s.mark
-        if watch.changed(fileName, since: &mark) { try catchUp(&s, holdingLock: holdingLock) }
+        if watch.changed(fileName, since: &mark) || !s.watched {
+            try catchUp(&s, holdingLock: holdingLock)
+        } else if holdingLock {
+            guard let (identity, size) = try PosixFile.identity(of: path) else { throw .collectionNotFound(id.rawValue) }
+            if identity != s.identity || size != s.observedSize { try catchUp(&s, holdingLock: true) }
+        }
         s.mark = mark
     }
 
@@ -316,6 +338,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         guard let (identity, size) = try PosixFile.identity(of: path) else {
             throw .collectionNotFound(id.rawValue)
         }
+        s.watched = Self.watchSees(path)   // the name may have been replaced by a link
         if identity == s.identity && size == s.observedSize && s.log.tornBytes == 0 {
             guard try s.file.holdsData(at: s.log.validEnd, before: size) else { return }
         }

@@ -25,10 +25,11 @@ public struct FileSystemKind: Equatable, Sendable {
     }
 
     /// ext2/3/4, XFS, Btrfs, tmpfs, ramfs, overlayfs, F2FS, ZFS, bcachefs, JFS, ReiserFS,
-    /// NILFS2, FAT, exFAT, NTFS (ntfs3 and the older driver), HFS+ and eCryptfs.
+    /// NILFS2, FAT, exFAT, NTFS (ntfs3 and the older driver) and HFS+. Not eCryptfs: it is
+    /// stacked on another file system, maybe a network one, written to from elsewhere too.
     private static let local: Set<UInt> = [
         0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x8584_58F6, 0x794C_7630, 0xF2F5_2010,
         0x2FC1_2FC1, 0xCA45_1A4E, 0x3153_464A, 0x5265_4973, 0x3434, 0x4D44, 0x2011_BAB0,
-        0x7366_746E, 0x5346_544E, 0x482B, 0xF15F,
+        0x7366_746E, 0x5346_544E, 0x482B,
     ]
 }

@@ -96,4 +96,61 @@ import Testing
             #expect(throws: CofferError.collectionNotFound(work.rawValue)) { try keychain.commit([after], in: work) }
         }
     }
+
+    func labels(_ keychain: Keychain) throws -> [String] {
+        try keychain.search(Query(collection: work)).map { try keychain.metadata(of: $0.reference).label }.sorted()
+    }
+
+    /// A collection file that is a symbolic link into another directory (a sync folder):
+    /// writes through it raise no event in the store directory. Two processes (two stores on
+    /// the directory, each with its own watch) add items in turn: none is written over.
+    @Test func aCollectionFileLinkedFromElsewhereIsLookedAtOnEveryWrite() throws {
+        let fixture = try StoreFixture()
+        let elsewhere = fixture.directory + "-sync"
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        try FileSystem.makeDirectories(elsewhere, permissions: 0o700)
+        let first = try fixture.keychain()
+        try first.createCollection(label: "Work", id: work, password: try password("pw"))
+        try FileSystem.rename(fixture.path("work"), to: elsewhere + "/work.coffer")
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("work"), withDestinationPath: elsewhere + "/work.coffer")
+        #expect(!FileCollection.watchSees(fixture.path("work")))
+        let second = try fixture.keychain()
+        try second.unlock(work, password: try password("pw"))
+
+        for (n, keychain) in [first, second, first, second].enumerated() {
+            try keychain.add(NewItem(label: "item \(n)", attributes: ["n": "\(n)"], secret: try secret("s")), to: work)
+        }
+        let reader = try fixture.keychain()
+        try reader.unlock(work, password: try password("pw"))
+        #expect(try labels(reader) == ["item 0", "item 1", "item 2", "item 3"])
+    }
+
+    /// A hard link is another name the watch does not see either.
+    @Test func aFileWithAnotherHardLinkIsNotSeenWhole() throws {
+        let fixture = try StoreFixture()
+        try FileSystem.makeDirectories(fixture.directory, permissions: 0o700)
+        try fileIn(fixture.directory, "a.coffer", [1])
+        #expect(FileCollection.watchSees(fixture.directory + "/a.coffer"))
+        try FileSystem.link(fixture.directory + "/a.coffer", to: fixture.directory + "/b")
+        #expect(!FileCollection.watchSees(fixture.directory + "/a.coffer"))
+    }
+
+    /// A directory above the store's is moved away and a copy put in its place (a restore of
+    /// a home directory): the watch sees no event, and the writer's records still go into the
+    /// file the path names now, not the one moved away.
+    @Test func aWriteGoesToTheFileThePathNamesAfterADirectoryAboveIsReplaced() throws {
+        let fixture = try StoreFixture()
+        let directory = fixture.directory + "/a/b/store"
+        let keychain = Keychain(provider: try FileStore(directory: directory, kdf: .testing, warn: { _ in }))
+        try keychain.createCollection(label: "Work", id: work, password: try password("pw"))
+        try keychain.add(NewItem(label: "before", attributes: ["n": "before"], secret: try secret("b")), to: work)
+        try FileSystem.rename(fixture.directory + "/a", to: fixture.directory + "/moved")
+        try FileManager.default.copyItem(atPath: fixture.directory + "/moved", toPath: fixture.directory + "/a")
+
+        let after = ItemChange.insert(NewItem(label: "after", attributes: ["n": "after"], secret: try secret("a")), onDuplicate: .fail)
+        _ = try keychain.commit([after], in: work)
+        let reader = Keychain(provider: try FileStore(directory: directory, kdf: .testing, warn: { _ in }))
+        try reader.unlock(work, password: try password("pw"))
+        #expect(try labels(reader) == ["after", "before"])
+    }
 }

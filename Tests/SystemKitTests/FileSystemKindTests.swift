@@ -2,12 +2,11 @@ import SystemKit
 import Testing
 
 @Suite struct FileSystemKindTests {
-    /// The test's own directory is on a disk or memory file system (ext4, tmpfs, overlayfs …).
-    @Test func aTemporaryDirectoryIsLocal() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        #expect(try FileSystemKind.of(directory.path).changesAreAllLocal)
-        #expect(try FileSystemKind.of("/dev/shm") == FileSystemKind(magic: 0x0102_1994))   // tmpfs
+    /// /dev/shm is tmpfs; ext4 is a disk file system.
+    @Test func memoryAndDiskFileSystemsAreLocal() throws {
+        #expect(try FileSystemKind.of("/dev/shm") == FileSystemKind(magic: 0x0102_1994))
+        #expect(try FileSystemKind.of("/dev/shm").changesAreAllLocal)
+        #expect(FileSystemKind(magic: 0xEF53).changesAreAllLocal)
     }
 
     /// procfs's files change without any write, and NFS's on other machines: neither is local.
@@ -16,6 +15,7 @@ import Testing
         #expect(!FileSystemKind(magic: 0x9FA0).changesAreAllLocal)
         #expect(!FileSystemKind(magic: 0x6969).changesAreAllLocal)          // NFS
         #expect(!FileSystemKind(magic: 0x6573_5546).changesAreAllLocal)     // FUSE
+        #expect(!FileSystemKind(magic: 0xF15F).changesAreAllLocal)          // eCryptfs, stacked
         #expect(!FileSystemKind(magic: 0).changesAreAllLocal)
     }
 
