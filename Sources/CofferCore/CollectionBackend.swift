@@ -40,14 +40,26 @@ public struct ChangedItem: Equatable, Sendable {
     public let id: ItemID
     /// False when an update, a removal, or an insert that replaced an existing item.
     public let isNew: Bool
+    private let readLabel: @Sendable () -> String?
+
     /// The item's label after the change; for a removal, the label it had (nil where its
-    /// record could not be read: a damaged item can still be removed).
-    public let label: String?
+    /// record cannot be read: a damaged item can still be removed).
+    public var label: String? { readLabel() }
 
     public init(id: ItemID, isNew: Bool, label: String?) {
+        self.init(id: id, isNew: isNew, removedLabel: { label })
+    }
+
+    /// A removal whose label `readLabel` reads when asked (from a copy of the removed record,
+    /// once the change is durable), not during the commit, where it would hold back the reply.
+    public init(id: ItemID, isNew: Bool, removedLabel readLabel: @escaping @Sendable () -> String?) {
         self.id = id
         self.isNew = isNew
-        self.label = label
+        self.readLabel = readLabel
+    }
+
+    public static func == (a: ChangedItem, b: ChangedItem) -> Bool {
+        a.id == b.id && a.isNew == b.isNew && a.label == b.label
     }
 }
 

@@ -217,12 +217,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             for change in changes {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
                 var isNew = false
-                var removedLabel: String?
+                var removedLabel: (@Sendable () -> String?)?
+                // The terms of `metadata`'s attributes, when already computed.
+                var terms: Set<AttributeTerm>?
                 switch change {
                 case .insert(let new, let policy):
-                    let existing = s.log.index.items(withExactly: s.hasher.terms(new.attributes))
-                    switch try policy.resolve(existing: existing) {
+                    let newTerms = s.hasher.terms(new.attributes)
+                    switch try policy.resolve(existing: s.log.index.items(withExactly: newTerms)) {
                     case .insert:
+                        terms = newTerms
                         item = nextID
                         nextID += 1
                         isNew = true
@@ -242,19 +245,20 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 case .remove(let target):
                     guard s.log.entries[target] != nil else { throw .itemNotFound }
                     (item, metadata, secret) = (target, nil, nil)
-                    removedLabel = try? self.metadata(of: target, in: &s).label
+                    removedLabel = labelReader(of: target, in: s, key: key)
                 }
                 if let metadata, let secret {
                     let payload = try ItemPayload.encode(metadata, secret: secret)
                     batch += try RecordFrame.encode(kind: .item, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,
-                                                    publicPart: AttributeHasher.encode(s.hasher.terms(metadata.attributes)),
+                                                    publicPart: AttributeHasher.encode(terms ?? s.hasher.terms(metadata.attributes)),
                                                     plaintext: payload, key: key, uuid: s.log.header.uuid)
                 } else {
                     batch += try RecordFrame.encode(kind: .removal, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,
                                                     publicPart: [], plaintext: nil, key: key, uuid: s.log.header.uuid)
                 }
                 sequence += 1
-                touched.append(ChangedItem(id: item, isNew: isNew, label: metadata?.label ?? removedLabel))
+                touched.append(removedLabel.map { ChangedItem(id: item, isNew: false, removedLabel: $0) }
+                               ?? ChangedItem(id: item, isNew: isNew, label: metadata?.label))
                 written.append((item, metadata))
             }
             if !endsBatch {
@@ -377,6 +381,19 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
             return try frame.open(in: s.log.bytes, key: key, uuid: s.log.header.uuid)
         } catch .authenticationFailed {
             throw .storeCorrupt(file: s.log.file, reason: "item \(item) failed authentication")
+        }
+    }
+
+    /// Reads, when asked, the label `item` has now: from its cached metadata, or else from a
+    /// copy of its record (for its removal, so that the commit does not decrypt it).
+    private func labelReader(of item: ItemID, in s: State, key: DataKey) -> @Sendable () -> String? {
+        if let label = s.metadataCache[item]?.label { return { label } }
+        guard let entry = s.log.entries[item] else { return { nil } }
+        let record = Array(s.log.bytes[entry.offset..<entry.offset + entry.length])
+        let uuid = s.log.header.uuid
+        return {
+            guard case .frame(let frame) = RecordFrame.parse(record, at: 0, end: record.count, checksum: false) else { return nil }
+            return try? ItemPayload.metadata(from: frame.open(in: record, key: key, uuid: uuid)).label
         }
     }
 

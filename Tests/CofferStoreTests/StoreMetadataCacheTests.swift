@@ -42,4 +42,19 @@ import Testing
         #expect(found.map(\.reference) == [second])
         #expect(found.first?.metadata?.attributes == ["n": "2", "more": "x"])
     }
+
+    /// A removal's label is read when asked, after the commit: from the cache for an item
+    /// read before, else from a copy of its record, which later changes leave alone.
+    @Test func aRemovalReportsTheLabelItsItemHadWhenAskedLater() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        let read = try keychain.add(NewItem(label: "read before", attributes: ["n": "1"], secret: secret("s")), to: work)
+        let unread = try keychain.add(NewItem(label: "never read", attributes: ["n": "2"], secret: secret("t")), to: work)
+        _ = try keychain.metadata(of: read)
+        let removed = try keychain.commit([.remove(read.item), .remove(unread.item)], in: work)
+        try keychain.add(NewItem(label: "later", attributes: ["n": "1"], secret: secret("u")), to: work)
+        #expect(removed.map(\.label) == ["read before", "never read"])
+        #expect(removed.allSatisfy { !$0.isNew })
+    }
 }
