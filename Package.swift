@@ -2,11 +2,11 @@
 // Coffer: a freedesktop Secret Service provider.
 //
 // Layers, bottom to top (dependencies point down only):
-//   C shims:        CGcrypt, CDBus, CProcess
+//   C shims:        CGcrypt, CDBus, CProcess, CPAMCalls (libpam's pam_sm_* entry points)
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
 //                   the hex and percent escapers),
-//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1), PAMCoffer (libpam's
-//                   pam_sm_* entry points, over LoginUnlock)
+//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1), PAMCoffer (one PAM
+//                   call, pointer-free, over LoginUnlock)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
 //   object layer:   SecretService (the server's objects); SecretServiceClient (a client library)
@@ -65,9 +65,11 @@ let package = Package(
         .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),
 
         // The PAM module (no Foundation): what a login does (LoginUnlock), under libpam's entry
-        // points (PAMCoffer: libpam's wrapper, the only C pointers, at the boundary).
+        // points (CPAMCalls, in C: they keep libpam's pointers for the call; PAMCoffer: what
+        // Swift sees of the call, without a pointer).
         .target(name: "LoginUnlock", dependencies: ["SystemKit"]),
-        .target(name: "PAMCoffer", dependencies: ["CPAM", "LoginUnlock"]),
+        .target(name: "CPAMCalls", dependencies: ["CPAM"]),
+        .target(name: "PAMCoffer", dependencies: ["CPAMCalls", "LoginUnlock"]),
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [

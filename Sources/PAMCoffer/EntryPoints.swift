@@ -1,48 +1,26 @@
-internal import CPAM
 import LoginUnlock
 
-// The PAM entry points (`pam_sm_*`, found by name when libpam loads pam_coffer.so). They wrap
-// what libpam passes in a `PAMHandle` at once (the only place its pointers are held), turn that
-// into a `PAMRequest` and hand over to `LoginUnlock`.
+// What libpam's entry points (pam_sm_*, in CPAMCalls) hand over to, by these C names, once
+// they have kept libpam's handle and the module's arguments for the call: the call becomes a
+// `PAMRequest` and `LoginUnlock` does the work.
 
-@_cdecl("pam_sm_authenticate")
-public func pamAuthenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                            _ argv: OpaquePointer?) -> Int32 {
-    guard let pam = PAMHandle(pamh, argc, argv) else { return PAM_SYSTEM_ERR }
-    // Only keeps the password: authenticating is the other modules' job.
-    return pam.stashPassword() ? PAM_SUCCESS : PAM_IGNORE
+@_cdecl("coffer_pam_authenticate")
+func pamAuthenticate() -> Int32 {
+    PAMCall().stashPassword() ? 1 : 0
 }
 
-@_cdecl("pam_sm_setcred")
-public func pamSetCredentials(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                              _ argv: OpaquePointer?) -> Int32 {
-    PAM_SUCCESS
-}
-
-@_cdecl("pam_sm_open_session")
-public func pamOpenSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                           _ argv: OpaquePointer?) -> Int32 {
-    guard let request = PAMHandle(pamh, argc, argv).flatMap(PAMRequest.init) else { return PAM_IGNORE }
+@_cdecl("coffer_pam_open_session")
+func pamOpenSession() {
+    guard let request = PAMRequest(PAMCall()) else { return }
     LoginUnlock.unlockAtLogin(request)
-    return PAM_SUCCESS   // never keep a login out: a failure is logged
 }
 
-@_cdecl("pam_sm_close_session")
-public func pamCloseSession(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                            _ argv: OpaquePointer?) -> Int32 {
-    PAM_SUCCESS
-}
-
-@_cdecl("pam_sm_chauthtok")
-public func pamChangeAuthToken(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                               _ argv: OpaquePointer?) -> Int32 {
-    // libpam calls twice: first to check (PAM_PRELIM_CHECK), then to change. Never in the way of
-    // the change itself: a failure is logged.
-    guard let request = PAMHandle(pamh, argc, argv).flatMap(PAMRequest.init) else { return PAM_IGNORE }
-    if flags & Int32(PAM_PRELIM_CHECK) != 0 {
+@_cdecl("coffer_pam_chauthtok")
+func pamChangeAuthToken(_ phase: Int32) {
+    guard let request = PAMRequest(PAMCall()) else { return }
+    if phase == 1 {
         LoginUnlock.prepareForPasswordChange(request)
-    } else if flags & Int32(PAM_UPDATE_AUTHTOK) != 0 {
+    } else {
         LoginUnlock.followPasswordChange(request)
     }
-    return PAM_SUCCESS
 }

@@ -1,14 +1,14 @@
 import LoginUnlock
 
 /// One call from libpam, as `LoginUnlock` sees it: the module's options, the user, and the
-/// passwords libpam keeps, all through `PAMHandle`.
+/// passwords libpam keeps, all through `PAMCall`.
 struct PAMRequest: LoginRequest {
-    private let pam: PAMHandle
+    private let pam: PAMCall
     let options: [String: String]
     let user: String
 
     /// Nil when libpam cannot name the user.
-    init?(_ pam: PAMHandle) {
+    init?(_ pam: PAMCall) {
         guard let user = pam.user else { return nil }
         self.pam = pam
         self.user = user
@@ -20,7 +20,7 @@ struct PAMRequest: LoginRequest {
         self.options = options
     }
 
-    var account: (uid: UInt32, gid: UInt32, home: String)? { PAMHandle.account(of: user) }
+    var account: (uid: UInt32, gid: UInt32, home: String)? { PAMCall.account(of: user) }
 
     func environment(_ name: String) -> String? { pam.environment(name) }
 

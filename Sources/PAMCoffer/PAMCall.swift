@@ -1,27 +1,17 @@
-internal import CPAM
+import CPAMCalls
 
-/// libpam's side of one call: its handle and the module's arguments, opaque, read only
-/// through CPAM's shim, which copies strings out into Swift arrays. Every pointer pam_coffer
-/// holds stays in this type; the password itself never enters Swift.
-struct PAMHandle {
-    private let handle: OpaquePointer
-    private let argc: Int32
-    private let argv: OpaquePointer?
-
-    /// The handle and arguments libpam passed to a `pam_sm_*` entry point; nil without a handle.
-    init?(_ pamh: OpaquePointer?, _ argc: Int32, _ argv: OpaquePointer?) {
-        guard let pamh else { return nil }
-        (handle, self.argc, self.argv) = (pamh, argc, argv)
-    }
-
+/// The call libpam is making now, as CPAMCalls keeps it for the length of the call: the
+/// module's arguments, the user, the PAM environment and the passwords libpam holds, read
+/// through copies. It holds no pointer, and the password itself never enters Swift.
+struct PAMCall {
     /// The module's arguments as the PAM configuration gives them (`name` or `name=value`);
     /// one that does not fit the copy buffer is left out.
     var arguments: [String] {
-        (0..<max(argc, 0)).compactMap { index in Self.copied { cpam_argument(argv, argc, index, &$0, $0.count) } }
+        (0..<cpam_argument_count()).compactMap { index in Self.copied { cpam_argument(index, &$0, $0.count) } }
     }
 
     /// The name of the user being logged in.
-    var user: String? { Self.copied { cpam_user(handle, &$0, $0.count) } }
+    var user: String? { Self.copied { cpam_user(&$0, $0.count) } }
 
     /// `user`'s uid, gid and home directory, from the password database.
     static func account(of user: String) -> (uid: UInt32, gid: UInt32, home: String)? {
@@ -32,23 +22,23 @@ struct PAMHandle {
 
     /// A variable of the PAM environment (what the session will get), else of this process.
     func environment(_ name: String) -> String? {
-        Self.copied { cpam_environment(handle, name, &$0, $0.count) }
+        Self.copied { cpam_environment(name, &$0, $0.count) }
     }
 
     /// Keeps the password the user typed for the session to come: whether that worked.
-    func stashPassword() -> Bool { cpam_stash_authtok(handle) == PAM_SUCCESS }
+    func stashPassword() -> Bool { cpam_stash_authtok() == 0 }
 
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
-    func writeStashedPassword(to descriptor: Int32) -> Bool { cpam_write_stashed(handle, descriptor) == 0 }
+    func writeStashedPassword(to descriptor: Int32) -> Bool { cpam_write_stashed(descriptor) == 0 }
 
     /// Keeps the current password for the change to come (asking for it only if `mayAsk`).
-    func keepOldPassword(mayAsk: Bool) -> Bool { cpam_stash_old_authtok(handle, mayAsk ? 1 : 0) == 0 }
+    func keepOldPassword(mayAsk: Bool) -> Bool { cpam_stash_old_authtok(mayAsk ? 1 : 0) == 0 }
 
     /// Writes the old password, then the new one, each with a newline, to `descriptor`.
-    func writeOldAndNewPassword(to descriptor: Int32) -> Bool { cpam_write_old_and_new(handle, descriptor) == 0 }
+    func writeOldAndNewPassword(to descriptor: Int32) -> Bool { cpam_write_old_and_new(descriptor) == 0 }
 
     /// Logs `message` through libpam (to syslog).
-    func warn(_ message: String) { cpam_warn(handle, message) }
+    func warn(_ message: String) { cpam_warn(message) }
 
     /// The string a shim call copies into the buffer it is given (its length, or -1: nil).
     private static func copied(_ copy: (inout [CChar]) -> Int32) -> String? {
