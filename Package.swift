@@ -68,7 +68,7 @@ let package = Package(
         // points (CPAMCalls, in C: they keep libpam's pointers for the call; PAMCoffer: what
         // Swift sees of the call, without a pointer).
         .target(name: "LoginUnlock", dependencies: ["SystemKit"]),
-        .target(name: "CPAMCalls", dependencies: ["CPAM"]),
+        .target(name: "CPAMCalls", dependencies: ["CPAM"], linkerSettings: [.linkedLibrary("pam")]),
         .target(name: "PAMCoffer", dependencies: ["CPAMCalls", "LoginUnlock"]),
 
         // Executables.
