@@ -91,6 +91,17 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// Applies `changes` all or nothing and returns, in order, the item each change touched.
     /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
     func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem]
+    /// As `commit(_:)`, for a caller that hands the outcome on (a client's reply):
+    /// - `changes` is emptied once the backend has what it needs of them (a file's, once they
+    ///   are sealed into records, before the disk flush), so that the secrets they carry are
+    ///   released, and wiped, before anyone hears of the outcome;
+    /// - `acknowledge` gets the touched items as soon as the changes are durable and every
+    ///   reader sees them, which may be before the backend is done with what follows a commit
+    ///   (letting go of its file lock, compacting).
+    ///
+    /// When it throws, `acknowledge` was not called; `changes` is still whole if the failure
+    /// came before anything was written (a change refused), and empty if the write failed.
+    func commit(_ changes: inout [ItemChange], acknowledge: ([ChangedItem]) -> Void) throws(CofferError)
     var isLocked: Bool { get }
     func lock()
     /// Locks; with `keepingKey`, keeps the key aside (in secure memory) for
@@ -125,6 +136,12 @@ extension CollectionBackend {
     public var hasKeptKey: Bool { false }
     public func unlockWithKeptKey() throws(CofferError) -> Bool { false }
     public func forgetKeptKey() {}
+
+    public func commit(_ changes: inout [ItemChange], acknowledge: ([ChangedItem]) -> Void) throws(CofferError) {
+        let changed = try commit(changes)
+        changes = []
+        acknowledge(changed)
+    }
 
     public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
         for (position, password) in passwords.enumerated() {

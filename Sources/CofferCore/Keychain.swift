@@ -321,6 +321,17 @@ public final class Keychain: Sendable {
     /// opened is changed without looking at the collection list again: its commit catches up
     /// with its file under the file's lock, and finds a collection removed meanwhile missing.
     public func commit(_ changes: [ItemChange], in id: CollectionID) throws(CofferError) -> [ChangedItem] {
+        var changes = changes
+        var changed: [ChangedItem] = []
+        try commit(&changes, in: id) { changed = $0 }
+        return changed
+    }
+
+    /// As `commit(_:in:)`, for a caller that hands the outcome on (a client's reply): `changes`
+    /// is emptied once their secrets are sealed, and `acknowledge` gets the touched items as
+    /// soon as they are durable and readable, before the collection is done with what follows
+    /// its commit (see `CollectionBackend.commit(_:acknowledge:)`).
+    public func commit(_ changes: inout [ItemChange], in id: CollectionID, acknowledge: ([ChangedItem]) -> Void) throws(CofferError) {
         for change in changes {
             switch change {
             case .insert(let item, _): try item.validate()
@@ -331,7 +342,7 @@ public final class Keychain: Sendable {
         let cached = opened.withLock { $0[id] }
         let backend = if let cached { cached } else { try collection(id) }
         guard !backend.isLocked else { throw .locked(backend.id.rawValue) }
-        return try backend.commit(changes)
+        try backend.commit(&changes, acknowledge: acknowledge)
     }
 
     public func update(_ reference: ItemReference, with changes: ItemChanges) throws(CofferError) {

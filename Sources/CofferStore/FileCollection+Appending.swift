@@ -17,7 +17,12 @@ extension FileCollection {
     /// only to prepare them and to take them in: during the disk flush, this process's readers
     /// go on with the collection as it was before. Other writers wait (this process's on
     /// `writers`, others on the exclusive file lock) until the records are taken in.
-    func withAppend<R>(_ prepare: (inout State) throws(CofferError) -> (Records, R)) throws(CofferError) -> R {
+    ///
+    /// `acknowledge` gets what `prepare` returned once the records are durable and taken in,
+    /// before the file lock is let go and any compaction: whoever waits for the write (a
+    /// client's reply) waits for neither.
+    func withAppend<R>(_ prepare: (inout State) throws(CofferError) -> (Records, R),
+                       acknowledge: (R) -> Void = { _ in }) throws(CofferError) -> R {
         try writers.withLock { _ throws(CofferError) -> R in
             let (write, result) = try state.withLock { s throws(CofferError) -> (PendingWrite, R) in
                 try s.lockFile.lock(.exclusive)
@@ -35,13 +40,22 @@ extension FileCollection {
             beforeFlush()
             let outcome = write.perform()
             try state.withLock { s throws(CofferError) in
-                var caughtUp = false
+                do throws(CofferError) {
+                    try finish(write, outcome: outcome, in: &s)
+                } catch {
+                    s.isAppending = false
+                    releaseWriteLock(&s, caughtUp: false)
+                    throw error
+                }
+            }
+            // The state now holds all the file does, and no other process can write it: while
+            // `isAppending` stays set, readers use the state without looking at the file.
+            acknowledge(result)
+            state.withLock { s in
                 defer {
                     s.isAppending = false
-                    releaseWriteLock(&s, caughtUp: caughtUp)
+                    releaseWriteLock(&s, caughtUp: true)
                 }
-                try finish(write, outcome: outcome, in: &s)
-                caughtUp = true
                 compactIfWorthIt(&s)
             }
             return result

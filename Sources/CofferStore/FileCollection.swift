@@ -194,8 +194,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
     }
 
     public func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem] {
-        guard !changes.isEmpty else { return [] }
-        return try withAppend { s throws(CofferError) in
+        var changes = changes
+        var changed: [ChangedItem] = []
+        try commit(&changes) { changed = $0 }
+        return changed
+    }
+
+    public func commit(_ changes: inout [ItemChange], acknowledge: ([ChangedItem]) -> Void) throws(CofferError) {
+        guard !changes.isEmpty else { return acknowledge([]) }
+        _ = try withAppend({ s throws(CofferError) in
             let key = try key(of: s)
             let now = Clock.now()
             var nextID = s.log.nextItemID
@@ -257,8 +264,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                                                 publicPart: RecordFrame.commitPublicPart(vouchingFor: batch[...]),
                                                 plaintext: nil, key: key, uuid: s.log.header.uuid)
             }
+            changes = []   // sealed: their secrets go now, not after the flush
             return (Records(frames: batch, written: written), touched)
-        }
+        }, acknowledge: acknowledge)
     }
 
     // MARK: Item helpers

@@ -59,26 +59,38 @@ final class CollectionWriter: Sendable {
         }
     }
 
-    /// Commits `batch` (change by change if the batch fails, so that each gets its own
-    /// outcome), lets go of its changes, then hands out the outcomes: the secrets the changes
-    /// carried are released, and so wiped, before any reply leaves.
+    /// Commits `batch` and hands out the outcomes as soon as it is durable (change by change
+    /// if the batch is refused, so that each gets its own outcome). The secrets the changes
+    /// carried are released, and so wiped, before any reply leaves: the jobs let go of them
+    /// here, and the collection empties `changes` once it has sealed them.
     private func commit(_ batch: consuming [Job]) {
         let replies = batch.map(\.done)
         var changes = batch.map(\.change)
         _ = consume batch
-        let outcomes: [Result<ChangedItem, CofferError>]
         do throws(CofferError) {
-            outcomes = try keychain.commit(changes, in: collection).map { .success($0) }
+            try keychain.commit(&changes, in: collection) { changed in
+                for (reply, item) in zip(replies, changed) { reply(.success(item)) }
+            }
         } catch {
-            outcomes = changes.count == 1 ? [.failure(error)] : changes.map { change in
-                Result { () throws(CofferError) in
-                    guard let item = try keychain.commit([change], in: collection).first else { throw .itemNotFound }
-                    return item
+            // One change, or a batch whose write itself failed (the changes emptied): one
+            // outcome for all.
+            guard changes.count == replies.count, changes.count > 1 else {
+                changes = []
+                for reply in replies { reply(.failure(error)) }
+                return
+            }
+            for reply in replies {
+                var one = [changes.removeFirst()]
+                do throws(CofferError) {
+                    try keychain.commit(&one, in: collection) { changed in
+                        reply(changed.first.map { .success($0) } ?? .failure(.itemNotFound))
+                    }
+                } catch {
+                    one = []
+                    reply(.failure(error))
                 }
             }
         }
-        changes = []
-        for (reply, outcome) in zip(replies, outcomes) { reply(outcome) }
     }
 
     /// Whether two changes may not share a commit.

@@ -83,6 +83,68 @@ import Testing
         #expect(try reopened.search(Query(collection: id)).map { try reopened.metadata(of: $0.reference).label }.sorted()
                 == ["first", "second", "third"])
     }
+
+    /// Holds on to a buffer without keeping it alive.
+    final class Watched: Sendable {
+        nonisolated(unsafe) weak var buffer: SecureBytes?
+    }
+
+    /// A change giving `item` a secret of `bytes`, and a watch on that secret's buffer (the
+    /// change alone holds it).
+    static func changeWatchingItsSecret(_ item: ItemID, _ bytes: [UInt8]) throws -> ([ItemChange], Watched) {
+        let buffer = try SecureBytes(bytes)
+        let watched = Watched()
+        watched.buffer = buffer
+        return ([.update(item, ItemChanges(secret: Secret(bytes: buffer)))], watched)
+    }
+
+    /// A writer hears of its commit as soon as it is durable and readable: the secrets it
+    /// carried are gone by then (released once sealed, before the flush), and a compaction the
+    /// commit brings on comes only after, so that whoever waits for the write waits for none.
+    @Test func aCommitIsAcknowledgedOnceDurableBeforeTheCompactionItBringsOn() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        let id = try keychain.createCollection(label: "Acknowledged", password: try password("pw"))
+        let first = [UInt8](repeating: 0x61, count: 100 << 10), last = [UInt8](repeating: 0x62, count: 100 << 10)
+        let item = try keychain.add(NewItem(label: "big", attributes: ["n": "1"], secret: Secret(bytes: try SecureBytes(first))), to: id)
+        for _ in 0..<2 { try keychain.update(item, with: ItemChanges(secret: Secret(bytes: try SecureBytes(first)))) }
+        // 200 KiB of superseded records: one more change takes them past 256 KiB, and compacts.
+        let path = fixture.path(id.rawValue)
+        let before = try #require(try PosixFile.identity(of: path)).identity
+
+        var (changes, watched) = try Self.changeWatchingItsSecret(item.item, last)
+        var heard: (secretReleased: Bool, readBack: Bool, compacted: Bool)?
+        try keychain.commit(&changes, in: id) { changed in
+            #expect(changed.map(\.id) == [item.item])
+            let readBack = (try? keychain.secret(of: item))?.bytes == (try? SecureBytes(last))
+            heard = (watched.buffer == nil, readBack, (try? PosixFile.identity(of: path))??.identity != before)
+        }
+        let acknowledged = try #require(heard, "the commit was not acknowledged")
+        #expect(acknowledged.secretReleased, "the change's secret outlived its sealing")
+        #expect(acknowledged.readBack, "the acknowledged change could not be read back")
+        #expect(!acknowledged.compacted, "the acknowledgement waited for the compaction")
+        #expect(try PosixFile.identity(of: path)?.identity != before, "the commit did not compact the file")
+        #expect(changes.isEmpty)
+
+        // All of it durable, for another process.
+        let reopened = try fixture.keychain()
+        try reopened.unlock(id, password: try password("pw"))
+        #expect(try reopened.secret(of: item).bytes == (try SecureBytes(last)))
+    }
+
+    /// A change refused before anything is written leaves the changes whole, for the caller to
+    /// try them one by one; it is not acknowledged.
+    @Test func aRefusedCommitLeavesItsChangesWholeAndUnacknowledged() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        let id = try keychain.createCollection(label: "Refused", password: try password("pw"))
+        let item = try keychain.add(NewItem(label: "a", attributes: ["n": "1"], secret: try secret("s")), to: id)
+        var changes: [ItemChange] = [.update(item.item, ItemChanges(label: "b")), .remove(999)]
+        var acknowledged = false
+        #expect(throws: CofferError.itemNotFound) { try keychain.commit(&changes, in: id) { _ in acknowledged = true } }
+        #expect(!acknowledged && changes.count == 2)
+        #expect(try keychain.metadata(of: item).label == "a")
+    }
 }
 
 /// A change of an item's type sets `xdg:schema` on the attributes the item has when it is
