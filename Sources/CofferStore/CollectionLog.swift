@@ -128,6 +128,11 @@ struct CollectionLog {
         return frame
     }
 
+    /// The public part of `item`'s live record (its attribute terms).
+    func publicPart(of item: ItemID) -> [UInt8]? {
+        frame(of: item).map { Array(bytes[$0.publicRange]) }
+    }
+
     /// Checks the authentication tag of every removal and meta record, and with `items` of
     /// every live item record too; throws `storeCorrupt` at the first that fails.
     func verify(with key: DataKey, items: Bool) throws(CofferError) {

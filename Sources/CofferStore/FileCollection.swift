@@ -216,14 +216,15 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 let (item, metadata, secret): (ItemID, ItemMetadata?, SecureBytes?)
                 var isNew = false
                 var removedLabel: (@Sendable () -> String?)?
-                // The terms of `metadata`'s attributes, when already computed.
-                var terms: Set<AttributeTerm>?
+                // The record's public part (its attribute terms), when known without hashing.
+                var publicPart: [UInt8]?
                 switch change {
                 case .insert(let new, let policy):
                     let newTerms = s.hasher.terms(new.attributes)
+                    // The item gets exactly these attributes, inserted or overwriting.
+                    publicPart = AttributeHasher.encode(newTerms)
                     switch try policy.resolve(existing: s.log.index.items(withExactly: newTerms)) {
                     case .insert:
-                        terms = newTerms
                         item = nextID
                         nextID += 1
                         isNew = true
@@ -240,6 +241,9 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                     guard s.log.entries[target] != nil else { throw .itemNotFound }
                     item = target
                     (metadata, secret) = try updated(target, with: itemChanges, at: now, in: &s)
+                    // Attributes untouched: the terms of the item's record stay (authenticated
+                    // with it when its metadata was read, just now or into the cache).
+                    if itemChanges.attributes == nil && itemChanges.schema == nil { publicPart = s.log.publicPart(of: target) }
                 case .remove(let target):
                     guard s.log.entries[target] != nil else { throw .itemNotFound }
                     (item, metadata, secret) = (target, nil, nil)
@@ -248,7 +252,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                 if let metadata, let secret {
                     let payload = try ItemPayload.encode(metadata, secret: secret)
                     batch += try RecordFrame.encode(kind: .item, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,
-                                                    publicPart: AttributeHasher.encode(terms ?? s.hasher.terms(metadata.attributes)),
+                                                    publicPart: publicPart ?? AttributeHasher.encode(s.hasher.terms(metadata.attributes)),
                                                     plaintext: payload, key: key, uuid: s.log.header.uuid)
                 } else {
                     batch += try RecordFrame.encode(kind: .removal, endsBatch: endsBatch, sequence: sequence, timestamp: now, itemID: item,

@@ -121,6 +121,34 @@ import Testing
         #expect(next.item == 51)
     }
 
+    /// An update that leaves the attributes alone keeps the item's attribute terms from its
+    /// record (not hashed again); one that changes them, or the type, indexes the new ones. A
+    /// fresh store finds each by what it has, and nothing by what it had.
+    @Test func updatesKeepOrReplaceTheTermsAnItemIsFoundBy() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        let kept = try keychain.add(NewItem(label: "kept", attributes: ["service": "a", "user": "1"], secret: secret("s1")), to: work)
+        let changed = try keychain.add(NewItem(label: "changed", attributes: ["service": "b"], secret: secret("s2")), to: work)
+        let retyped = try keychain.add(NewItem(label: "retyped", attributes: ["service": "c"], secret: secret("s3")), to: work)
+        _ = try keychain.metadata(of: kept)   // one update with the metadata cached, one without
+        try keychain.update(kept, with: ItemChanges(label: "kept, relabelled"))
+        try keychain.update(kept, with: ItemChanges(secret: secret("s1b")))
+        try keychain.update(changed, with: ItemChanges(label: "changed, relabelled"))
+        try keychain.update(changed, with: ItemChanges(attributes: ["service": "b2"]))
+        try keychain.update(retyped, with: ItemChanges(schema: "org.example.Note"))
+
+        let fresh = try fixture.keychain()
+        func found(_ attributes: Attributes) throws -> [ItemReference] { try fresh.search(Query(attributes: attributes, collection: work)).map(\.reference) }
+        #expect(try found(["service": "a", "user": "1"]) == [kept], "found while locked, by the index alone")
+        #expect(try found(["service": "b"]).isEmpty && found(["service": "b2"]) == [changed])
+        #expect(try found([ItemClass.schemaAttribute: "org.example.Note"]) == [retyped])
+        try fresh.unlock(work, password: password("pw"))   // every record still authenticates
+        #expect(try found(["user": "1"]) == [kept] && found(["service": "c"]) == [retyped])
+        #expect(try fresh.metadata(of: kept).label == "kept, relabelled")
+        #expect(text(try fresh.search(Query(attributes: ["service": "a"], collection: work, returnSecret: true)).first?.secret) == "s1b")
+    }
+
     @Test func aliasesAndCollections() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()
