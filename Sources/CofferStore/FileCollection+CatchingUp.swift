@@ -94,8 +94,9 @@ extension FileCollection {
         if nowIdentity == s.identity && nowSize >= s.log.validEnd {
             let more = try s.file.read(at: s.log.validEnd, count: nowSize - s.log.validEnd)
             let before = s.log.entries
+            // Also when damage further on stops the append: the batches before it are in.
+            defer { for (item, entry) in before where s.log.entries[item]?.offset != entry.offset { s.metadataCache[item] = nil } }
             try s.log.append(more)
-            for (item, entry) in before where s.log.entries[item]?.offset != entry.offset { s.metadataCache[item] = nil }
         } else {
             let (file, log, newIdentity, newSize) = try Self.load(path: path)
             if log.header.uuid != s.log.header.uuid { s.dataKey = nil; s.keptKey = nil }

@@ -43,6 +43,36 @@ import Testing
         #expect(found.first?.metadata?.attributes == ["n": "2", "more": "x"])
     }
 
+    /// Another process's change, followed in the file by damage that stops the reading: what
+    /// was read of that change still replaces the cached metadata, so that once the damage is
+    /// gone (cleared in place) the item reads as changed, not as it was cached before.
+    @Test func aChangeReadBeforeDamageReplacesTheCachedMetadata() throws {
+        let fixture = try StoreFixture()
+        let keychain = try fixture.keychain()
+        try keychain.createCollection(label: "Work", id: work, password: password("pw"))
+        let item = try keychain.add(NewItem(label: "one", attributes: ["k": "v"], secret: secret("s")), to: work)
+        #expect(try keychain.metadata(of: item).label == "one")   // cached
+
+        let before = try fixture.records("work").count
+        let other = try fixture.keychain()
+        try other.unlock(work, password: password("pw"))
+        try other.update(item, with: ItemChanges(label: "two"))
+        let after = try fixture.records("work").count
+        // The other's batch again, right after it: a record out of order, which stops the
+        // reading once that batch is in (written into the reserved space: same file, same size).
+        let batch = Array(try fixture.bytes("work")[before..<after])
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: fixture.path("work")))
+        try file.seek(toOffset: UInt64(after))
+        try file.write(contentsOf: batch)
+        try file.synchronize()
+        #expect(throws: CofferError.self) { try keychain.metadata(of: item) }
+
+        try file.seek(toOffset: UInt64(after))
+        try file.write(contentsOf: [UInt8](repeating: 0, count: batch.count))
+        try file.close()
+        #expect(try keychain.metadata(of: item).label == "two")
+    }
+
     /// A removal's label is read when asked, after the commit: from the cache for an item
     /// read before, else from a copy of its record, which later changes leave alone.
     @Test func aRemovalReportsTheLabelItsItemHadWhenAskedLater() throws {
