@@ -91,16 +91,15 @@ public protocol CollectionBackend: AnyObject, Sendable {
     /// Applies `changes` all or nothing and returns, in order, the item each change touched.
     /// Durable when it returns. Unknown ids in update/remove throw `itemNotFound` before any change.
     func commit(_ changes: [ItemChange]) throws(CofferError) -> [ChangedItem]
-    /// As `commit(_:)`, for a caller that hands the outcome on (a client's reply):
-    /// - `changes` is emptied once the backend has what it needs of them (a file's, once they
-    ///   are sealed into records, before the disk flush), so that the secrets they carry are
-    ///   released, and wiped, before anyone hears of the outcome;
-    /// - `acknowledge` gets the touched items as soon as the changes are durable and every
-    ///   reader sees them, which may be before the backend is done with what follows a commit
-    ///   (letting go of its file lock, compacting).
+    /// As `commit(_:)`, for a caller that hands the outcome on (a client's reply): `acknowledge`
+    /// gets the touched items as soon as the changes are durable and every reader sees them,
+    /// which may be before the backend is done with what follows a commit (letting go of its
+    /// file lock, compacting). `changes` is emptied first, so that the secrets they carry are
+    /// released, and wiped, before anyone hears of the outcome. When it throws, `acknowledge`
+    /// was not called and `changes` is left whole.
     ///
-    /// When it throws, `acknowledge` was not called; `changes` is still whole if the failure
-    /// came before anything was written (a change refused), and empty if the write failed.
+    /// `acknowledge` runs inside the commit, holding the collection's write locks: it must
+    /// only hand the outcome on, never change the collection or open it another way.
     func commit(_ changes: inout [ItemChange], acknowledge: ([ChangedItem]) -> Void) throws(CofferError)
     var isLocked: Bool { get }
     func lock()

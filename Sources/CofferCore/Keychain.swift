@@ -327,10 +327,10 @@ public final class Keychain: Sendable {
         return changed
     }
 
-    /// As `commit(_:in:)`, for a caller that hands the outcome on (a client's reply): `changes`
-    /// is emptied once their secrets are sealed, and `acknowledge` gets the touched items as
-    /// soon as they are durable and readable, before the collection is done with what follows
-    /// its commit (see `CollectionBackend.commit(_:acknowledge:)`).
+    /// As `commit(_:in:)`, for a caller that hands the outcome on (a client's reply):
+    /// `acknowledge` gets the touched items as soon as they are durable and readable, before
+    /// the collection is done with what follows its commit, and `changes` is emptied just
+    /// before (see `CollectionBackend.commit(_:acknowledge:)`).
     public func commit(_ changes: inout [ItemChange], in id: CollectionID, acknowledge: ([ChangedItem]) -> Void) throws(CofferError) {
         for change in changes {
             switch change {

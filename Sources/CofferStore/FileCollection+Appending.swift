@@ -16,11 +16,13 @@ extension FileCollection {
     /// Appends the records `prepare` makes (with what it returns), durably, holding `state`
     /// only to prepare them and to take them in: during the disk flush, this process's readers
     /// go on with the collection as it was before. Other writers wait (this process's on
-    /// `writers`, others on the exclusive file lock) until the records are taken in.
+    /// `writers`, others on the exclusive file lock) until the records are taken in and the
+    /// lock let go.
     ///
     /// `acknowledge` gets what `prepare` returned once the records are durable and taken in,
     /// before the file lock is let go and any compaction: whoever waits for the write (a
-    /// client's reply) waits for neither.
+    /// client's reply) waits for neither. It runs holding `writers` and the file lock, so it
+    /// must not write to this collection or open its file another way.
     func withAppend<R>(_ prepare: (inout State) throws(CofferError) -> (Records, R),
                        acknowledge: (R) -> Void = { _ in }) throws(CofferError) -> R {
         try writers.withLock { _ throws(CofferError) -> R in

@@ -52,15 +52,17 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         var mark: DirectoryWatch.Mark
         /// Whether the watch sees every change to the file (see `watchSees`).
         var watched: Bool
-        /// A writer of this process is flushing records past `log.validEnd` (see `withAppend`):
-        /// readers leave the file alone until it takes them in.
+        /// A writer of this process holds the file lock to append (see `withAppend`): readers
+        /// leave the file alone and use the state, as it was before the write until its records
+        /// are taken in, and then holding all the file does.
         var isAppending = false
     }
 
     /// Reached only through `withLock` (and `withFreshState`, `withWriteLock`, `withAppend`).
     let state: Mutex<State>
-    /// Held by this process's writer from taking the exclusive file lock until its records are
-    /// taken into `state` (or it gave up): one writer at a time, taken before `state`.
+    /// Held by this process's writer from taking the exclusive file lock until it lets go of it
+    /// (after its records are taken into `state`, or it gave up): one writer at a time, taken
+    /// before `state`.
     let writers = Mutex(())
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
@@ -268,9 +270,11 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                                                 publicPart: RecordFrame.commitPublicPart(vouchingFor: batch[...]),
                                                 plaintext: nil, key: key, uuid: s.log.header.uuid)
             }
-            changes = []   // sealed: their secrets go now, not after the flush
             return (Records(frames: batch, written: written), touched)
-        }, acknowledge: acknowledge)
+        }, acknowledge: { changed in
+            changes = []   // durable: their secrets go before anyone hears of it
+            acknowledge(changed)
+        })
     }
 
     // MARK: Item helpers

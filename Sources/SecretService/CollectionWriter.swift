@@ -60,9 +60,9 @@ final class CollectionWriter: Sendable {
     }
 
     /// Commits `batch` and hands out the outcomes as soon as it is durable (change by change
-    /// if the batch is refused, so that each gets its own outcome). The secrets the changes
-    /// carried are released, and so wiped, before any reply leaves: the jobs let go of them
-    /// here, and the collection empties `changes` once it has sealed them.
+    /// if the batch fails, so that each gets its own outcome). The secrets the changes carried
+    /// are released, and so wiped, before any reply leaves: the jobs let go of them here, and
+    /// the collection empties `changes` before it acknowledges them.
     private func commit(_ batch: consuming [Job]) {
         let replies = batch.map(\.done)
         var changes = batch.map(\.change)
@@ -72,9 +72,7 @@ final class CollectionWriter: Sendable {
                 for (reply, item) in zip(replies, changed) { reply(.success(item)) }
             }
         } catch {
-            // One change, or a batch whose write itself failed (the changes emptied): one
-            // outcome for all.
-            guard changes.count == replies.count, changes.count > 1 else {
+            guard changes.count > 1 else {
                 changes = []
                 for reply in replies { reply(.failure(error)) }
                 return
