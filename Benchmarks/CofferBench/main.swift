@@ -4,8 +4,9 @@
 // operations through the Keychain facade and reports medians. Every add/update/delete is a
 // durable change (records appended and fdatasync'd). `open` parses the file of a locked
 // collection (no KDF); the memory that opened collection holds is stated per item, and the
-// peak an unlock reaches (Argon2id's memory) with what is left of it afterwards. Run a
-// release build:
+// peak an unlock reaches (Argon2id's memory) with what is left of it afterwards. A write that
+// brings on a compaction is timed until it is acknowledged (when a client's reply leaves) and
+// until the compaction after it is done. Run a release build:
 //
 //   swift run -c release coffer-bench [--sizes 1000,10000,100000] [--samples 200]
 import CofferCore
@@ -31,14 +32,17 @@ struct Options {
     }
 }
 
+func microseconds(_ duration: Duration) -> Double {
+    Double(duration.components.attoseconds) / 1e12 + Double(duration.components.seconds) * 1e6
+}
+
 /// Median of `samples` runs of `body`, in microseconds.
 func median(_ samples: Int, _ body: (Int) throws -> Void) rethrows -> Double {
     var times: [Double] = []
     times.reserveCapacity(samples)
     let clock = ContinuousClock()
     for i in 0..<samples {
-        let elapsed = try clock.measure { try body(i) }
-        times.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+        times.append(microseconds(try clock.measure { try body(i) }))
     }
     times.sort()
     return times[times.count / 2]
@@ -84,6 +88,41 @@ func secretBytes(_ text: String) throws -> Secret { Secret(bytes: try SecureByte
 
 func attributes(_ n: Int) -> Attributes {
     ["service": "bench.example.org", "account": "user\(n)", ItemClass.schemaAttribute: ItemClass.genericPassword.schema]
+}
+
+/// One small write that brings on a compaction, timed until it is acknowledged (a client's
+/// reply leaves then) and until the compaction after it is done. Superseded records are first
+/// made to just short of outweighing the live ones: an item given the largest secret again and
+/// again until that compacts, as many times less one; then the first item's label is changed
+/// until a change compacts.
+func compactingWrite(_ backend: any CollectionBackend, file: String) throws -> (acknowledged: Double, compacted: Double) {
+    func inode() throws -> Int { try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int ?? 0 }
+    let big = [UInt8](repeating: 0x5a, count: Limits.maxSecretBytes)
+    var bulky: [ItemChange] = [.insert(NewItem(label: "bulky", attributes: ["bulky": "1"], secret: Secret(bytes: try SecureBytes(big))),
+                                       onDuplicate: .allow)]
+    var item: ItemID = 0
+    try backend.commit(&bulky) { item = $0[0].id }
+    func giveBigSecret() throws {
+        var changes: [ItemChange] = [.update(item, ItemChanges(secret: Secret(bytes: try SecureBytes(big))))]
+        try backend.commit(&changes) { _ in }
+    }
+    var start = try inode(), updates = 0
+    while try inode() == start {
+        try giveBigSecret()
+        updates += 1
+    }
+    start = try inode()
+    for _ in 0..<(updates - 1) { try giveBigSecret() }
+    var n = 0
+    while true {
+        n += 1
+        var changes: [ItemChange] = [.update(1, ItemChanges(label: "Item 0, relabelled \(n)"))]
+        let clock = ContinuousClock.now
+        var acknowledged = clock
+        try backend.commit(&changes) { _ in acknowledged = ContinuousClock.now }
+        let returned = ContinuousClock.now
+        if try inode() != start { return (microseconds(acknowledged - clock), microseconds(returned - clock)) }
+    }
 }
 
 let options = Options(CommandLine.arguments)
@@ -171,6 +210,9 @@ for size in options.sizes {
     results.record("open, locked: memory per item (bytes)", try openMemoryKiB(directory) * 1024 / Double(size))
     let fileSize = try FileManager.default.attributesOfItem(atPath: "\(directory)/bench.coffer")[.size] as? Int ?? 0
     results.record("file size (KiB)", Double(fileSize) / 1024)
+    let (acknowledged, compacted) = try compactingWrite(backend, file: "\(directory)/bench.coffer")
+    results.record("a label change that compacts (one write): until acknowledged", acknowledged)
+    results.record("  … until its compaction is done", compacted)
 }
 
 // Reference: the cost of one fdatasync of a small append on this disk.
