@@ -510,6 +510,8 @@ if options.clients != nil {
 
 // The targets of the speed work, each as a ratio measured in this run, and whether it holds.
 // A ratio to the floor or to a Ping comes from the call and its reference timed in turn.
+/// The writes whose ratio to the floor has a target, and that target.
+let writeTargets = ["CreateItem", "SetSecret", "Delete", "Label change"], writeLimit = 1.25
 print(options.repeats > 1 ? "targets (median of \(options.repeats) runs, lowest and highest run in brackets; a call and its reference timed in turn for each ratio)"
                           : "targets (this run; a call and its reference timed in turn for each ratio)")
 let nameWidth = (order.map(\.count).max() ?? 0) + 2
@@ -526,8 +528,8 @@ for column in order where column.hasPrefix("coffer") || column.hasPrefix("bare p
     }
     /// `operation`'s figure in every run, scaled by `scale`.
     func each(_ operation: String, scale: Double = 1) -> [Double] { (runs[column] ?? []).compactMap { $0[operation].map { $0.wall * scale } } }
-    for write in ["CreateItem", "SetSecret", "Delete", "Label change"] {
-        report("\(write) / floor", wall(pairedRatio(write, "floor")), 1.25, each: each(pairedRatio(write, "floor")))
+    for write in writeTargets {
+        report("\(write) / floor", wall(pairedRatio(write, "floor")), writeLimit, each: each(pairedRatio(write, "floor")))
     }
     for search in ["SearchItems hit", "SearchItems miss"] {
         report("\(search) / Peer.Ping", wall(pairedRatio(search, "Peer.Ping")), 1.5, each: each(pairedRatio(search, "Peer.Ping")))
@@ -549,10 +551,10 @@ if options.bareOffLoop {
     for column in order where column.hasPrefix("coffer") {
         let size = column.split(separator: "=").last.map(String.init) ?? ""
         guard let row = table[column], let yardstick = table["\(offLoopName) N=\(size)"] else { continue }
-        for write in ["CreateItem", "SetSecret", "Delete", "Label change"] {
+        for write in writeTargets {
             guard let ours = row[pairedRatio(write, "floor")]?.wall, let least = yardstick[pairedRatio(write, "floor")]?.wall else { continue }
-            let verdict = ours <= 1.25 ? "holds"
-                : least > 1.25 ? "out of reach here: the bare provider misses it too"
+            let verdict = ours <= writeLimit ? "holds"
+                : least > writeLimit ? "out of reach here: the bare provider misses it too"
                 : "does not hold, and is within reach: the bare provider meets it"
             print("  " + column.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "\(write) / floor".padding(toLength: 22, withPad: " ", startingAt: 0)
                   + String(format: "%.2f× (bare provider %.2f×): ", ours, least) + verdict)

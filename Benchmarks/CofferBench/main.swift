@@ -117,11 +117,11 @@ func compactingWrite(_ backend: any CollectionBackend, file: String) throws -> (
     while true {
         n += 1
         var changes: [ItemChange] = [.update(1, ItemChanges(label: "Item 0, relabelled \(n)"))]
-        let clock = ContinuousClock.now
-        var acknowledged = clock
+        let started = ContinuousClock.now
+        var acknowledged = started
         try backend.commit(&changes) { _ in acknowledged = ContinuousClock.now }
         let returned = ContinuousClock.now
-        if try inode() != start { return (microseconds(acknowledged - clock), microseconds(returned - clock)) }
+        if try inode() != start { return (microseconds(acknowledged - started), microseconds(returned - started)) }
     }
 }
 
