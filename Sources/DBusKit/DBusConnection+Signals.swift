@@ -1,10 +1,13 @@
 extension DBusConnection {
     /// Emits a signal from `path`. With `destination` (a unique or well-known name) the signal
-    /// is unicast to that peer only, as `Prompt.Completed` should be.
+    /// is unicast to that peer only, as `Prompt.Completed` should be. Emitted by the loop thread
+    /// while follow-ups wait (`postFollowUp`), it is sent after them, and a failure to send it
+    /// then (the connection lost) is not reported.
     public func emitSignal(path: ObjectPath, interface: String, member: String,
                            arguments: [DBusValue] = [], destination: String? = nil) throws(DBusError) {
         let message = try DBusMessage.signal(path: path, interface: interface, member: member,
                                              arguments: arguments, destination: destination)
+        if loop.queueBehindFollowUps({ [self] in _ = try? send(message) }) { return }
         try send(message)
     }
 

@@ -120,8 +120,19 @@ public final class DBusConnection: @unchecked Sendable {
 
     /// Runs `work` on the loop thread as soon as possible; thread-safe. If no loop is running,
     /// the work waits until `run()` starts. Use it to finish work started on other threads
-    /// (e.g. deferred replies after a slow key derivation).
+    /// (e.g. deferred replies after a slow key derivation). Posted by the loop thread while
+    /// follow-ups wait (`postFollowUp`), it runs after them.
     public func post(_ work: @escaping @Sendable () -> Void) { loop.post(work) }
+
+    /// Runs `work` on the loop thread once the loop has dispatched the next message that
+    /// arrives, or about a millisecond from now if none does; thread-safe. For what follows a
+    /// reply (its signals, its log lines): the caller's next call, which usually comes within
+    /// that time, is then dispatched first, and the follow-up runs while that call waits on
+    /// something else (such as a disk flush) instead of competing with it for the CPU.
+    ///
+    /// Nothing overtakes a follow-up: follow-ups run in the order queued, and while one waits,
+    /// the work the loop thread posts (`post`) and the signals it emits wait behind it.
+    public func postFollowUp(_ work: @escaping @Sendable () -> Void) { loop.postFollowUp(work) }
 
     /// Runs `body` where it may touch the connection: directly if the caller is the loop thread
     /// or no loop is running, otherwise on the loop thread while the caller waits.

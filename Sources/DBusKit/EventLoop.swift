@@ -10,17 +10,36 @@ import Glibc
 /// libdbus tells us which file descriptors to watch (watch functions) and when to call back
 /// (timeout functions, used for pending-call timeouts); an eventfd wakes `poll` for posted work,
 /// `stop()`, and libdbus's wakeup requests. Each iteration: run posted work, dispatch queued
-/// messages (bounded, so posted work and I/O stay responsive), poll, handle ready watches and
-/// expired timeouts. Multi-megabyte messages simply take several read/write iterations.
+/// messages (bounded, so posted work and I/O stay responsive), run follow-up work once a message
+/// was dispatched or its delay is up, poll, handle ready watches and expired timeouts.
+/// Multi-megabyte messages simply take several read/write iterations.
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
         var posted: [@Sendable () -> Void] = []
+        /// Work that follows a reply, waiting for the next message (`postFollowUp`).
+        var followUps: [@Sendable () -> Void] = []
+        /// A follow-up is running: what it posts runs right after it, what it emits goes out.
+        var runningFollowUp = false
+        /// What the running follow-up posted.
+        var postedByFollowUp: [@Sendable () -> Void] = []
+        /// When the oldest follow-up runs at the latest, in monotonic nanoseconds.
+        var followUpDeadline: UInt64 = 0
+        /// How long a follow-up waits for the next message at most, in nanoseconds: long enough
+        /// for a client's next call to arrive (a few hundred µs after its reply), short enough
+        /// to go unnoticed. Tests set it longer.
+        var followUpDelay: UInt64 = 1_000_000
         var stopRequested = false
         /// Calls from other threads the loop has taken on and not yet answered: a stop waits
         /// for them, so that no caller is left waiting on a reply nobody will read.
         var callsAwaited = 0
         var running = false
         var loopThread: pthread_t? = nil
+
+        /// Whether the caller is the thread running the loop.
+        var isLoopThread: Bool {
+            guard running, let loopThread else { return false }
+            return pthread_equal(loopThread, pthread_self()) != 0
+        }
     }
 
     private struct TimeoutEntry {
@@ -123,9 +142,56 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Queues `work` for the loop thread; it runs on the next iteration (or when `run` starts).
+    /// Posted by the loop thread while follow-ups wait, it waits behind them; posted by a
+    /// follow-up, it runs right after that follow-up.
     func post(_ work: @escaping @Sendable () -> Void) {
-        shared.withLock { $0.posted.append(work) }
-        wakeFromElsewhere()
+        let fromLoop = shared.withLock { s -> Bool in
+            guard s.isLoopThread else {
+                s.posted.append(work)
+                return false
+            }
+            if s.runningFollowUp {
+                s.postedByFollowUp.append(work)
+            } else if !s.followUps.isEmpty {
+                s.followUps.append(work)
+            } else {
+                s.posted.append(work)
+            }
+            return true
+        }
+        if !fromLoop { wake() }
+    }
+
+    /// Queues `work` to run on the loop thread once the loop has dispatched the next message,
+    /// or after the follow-up delay if none comes, in the order queued.
+    func postFollowUp(_ work: @escaping @Sendable () -> Void) {
+        let first = shared.withLock { s -> Bool in
+            s.followUps.append(work)
+            guard s.followUps.count == 1 else { return false }
+            s.followUpDeadline = EventLoop.nanoseconds() + s.followUpDelay
+            return true
+        }
+        // The loop learns the deadline; later follow-ups share it.
+        if first { wakeFromElsewhere() }
+    }
+
+    /// How long a follow-up waits for the next message at most (1 ms unless a test sets it).
+    var followUpDelay: Duration {
+        get { shared.withLock { .nanoseconds($0.followUpDelay) } }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            shared.withLock { $0.followUpDelay = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
+        }
+    }
+
+    /// Queues `work` behind the waiting follow-ups if the caller is the loop thread, not
+    /// running a follow-up, and some wait; false otherwise (the caller then does the work itself).
+    func queueBehindFollowUps(_ work: @escaping @Sendable () -> Void) -> Bool {
+        shared.withLock { s in
+            guard s.isLoopThread, !s.runningFollowUp, !s.followUps.isEmpty else { return false }
+            s.followUps.append(work)
+            return true
+        }
     }
 
     /// Queues `work` only if a loop is running; returns false otherwise (the caller then does
@@ -174,10 +240,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     var isOnLoopThread: Bool {
-        shared.withLock { s in
-            guard s.running, let t = s.loopThread else { return false }
-            return pthread_equal(t, pthread_self()) != 0
-        }
+        shared.withLock { $0.isLoopThread }
     }
 
     // MARK: The loop
@@ -193,11 +256,13 @@ final class EventLoop: @unchecked Sendable {
         }
         precondition(!alreadyRunning, "DBusConnection.run() called while the loop is already running")
         defer {
+            // Follow-ups first: what the loop posted while they waited is queued behind them.
             let leftover = shared.withLock { s -> [@Sendable () -> Void] in
                 s.running = false
                 s.loopThread = nil
                 s.stopRequested = false
-                let w = s.posted
+                let w = s.followUps + s.posted
+                s.followUps = []
                 s.posted = []
                 return w
             }
@@ -211,11 +276,17 @@ final class EventLoop: @unchecked Sendable {
                 return true
             }) { return }
 
-            var dispatched = 0
+            var dispatched = 0, followed = false
             while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+                // A message is next (a dispatch may only parse what was read) and follow-ups wait.
+                if !followed, shared.withLock({ !$0.followUps.isEmpty }), let message = dbus_connection_borrow_message(connection) {
+                    dbus_connection_return_message(connection, message)
+                    followed = true
+                }
                 _ = dbus_connection_dispatch(connection)
                 dispatched += 1
             }
+            runFollowUps(followed: followed)
             let moreQueued = dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_COMPLETE
             if !moreQueued && dbus_connection_get_is_connected(connection) == 0 { return }
             let morePosted = shared.withLock { !$0.posted.isEmpty || ($0.stopRequested && $0.callsAwaited == 0) }
@@ -237,6 +308,31 @@ final class EventLoop: @unchecked Sendable {
         return stopping
     }
 
+    /// Runs the follow-ups once a message that came while they waited was dispatched
+    /// (`followed`) or their delay is up, one by one, each followed by what it posted.
+    private func runFollowUps(followed: Bool) {
+        let due = shared.withLock { s in !s.followUps.isEmpty && (followed || EventLoop.nanoseconds() >= s.followUpDeadline) }
+        guard due else { return }
+        while let next = shared.withLock({ s -> (@Sendable () -> Void)? in
+            guard !s.followUps.isEmpty else { return nil }
+            s.runningFollowUp = true
+            return s.followUps.removeFirst()
+        }) {
+            next()
+            shared.withLock { s in
+                s.followUps.insert(contentsOf: s.postedByFollowUp, at: 0)
+                s.postedByFollowUp = []
+                s.runningFollowUp = false
+            }
+        }
+    }
+
+    static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     private func pollOnce(immediate: Bool) {
         let (watches, timeouts) = io.withLock { ($0.watches, $0.timeouts) }
         var descriptors: [(FileDescriptor, PollEvents)] = [(wakeFD, .readable)]
@@ -253,6 +349,11 @@ final class EventLoop: @unchecked Sendable {
         var wait: Int32 = -1
         for (t, entry) in timeouts where dbus_timeout_get_enabled(t) != 0 {
             let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
+            wait = wait < 0 ? remaining : min(wait, remaining)
+        }
+        if let deadline = shared.withLock({ $0.followUps.isEmpty ? nil : $0.followUpDeadline }) {
+            let nanoseconds = EventLoop.nanoseconds()
+            let remaining = deadline > nanoseconds ? Int32(clamping: (deadline - nanoseconds + 999_999) / 1_000_000) : 0
             wait = wait < 0 ? remaining : min(wait, remaining)
         }
         if immediate { wait = 0 }

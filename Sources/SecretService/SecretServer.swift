@@ -304,6 +304,9 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// `then` runs on the loop thread for what follows (the audit line, the signals), with the
     /// client's application. That is found before the write, while the client waits for its
     /// reply: a client may leave the bus as soon as it has it, and then cannot be told anymore.
+    /// `then` is a follow-up (`postFollowUp`): it runs once the loop has dispatched the next
+    /// call, typically the same client's next write, so that it runs while that write is being
+    /// flushed rather than delaying it; or after a millisecond if no call comes.
     func write(_ change: ItemChange, in id: CollectionID, by client: String,
                reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
                then: @escaping @Sendable (ChangedItem, Application?) -> Void) {
@@ -313,8 +316,10 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
             writers[id] = writer
             let connection = self.connection
             writer.submit(change) { outcome in
+                // Queued before the reply leaves: the client's next call, which may come as
+                // soon as it has the reply, then finds it waiting, and is logged after it.
+                if case .success(let changed) = outcome { connection.postFollowUp { then(changed, application) } }
                 reply(outcome)
-                if case .success(let changed) = outcome { connection.post { then(changed, application) } }
             }
         }
     }

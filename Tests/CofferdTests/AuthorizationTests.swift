@@ -121,6 +121,26 @@ import Testing
         #expect(changes.allSatisfy { $0["label"] as? String == "Leaver" }, "\(changes)")
     }
 
+    /// What follows a write (its audit line, its signals) waits for the client's next call, so
+    /// that it runs while that call is being flushed; it is still logged before that call.
+    @Test func aWriteIsLoggedBeforeTheReadThatFollowsItAtOnce() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        let c = w.f.client!
+        let session = try c.library.openSession()
+        let item = try c.createItem(label: "Order", attributes: ["order": "1"], secret: "0", session: session)
+        let rounds = 20
+        for round in 1...rounds {
+            try c.library.setSecret(of: item, to: SecureBytes(Array("\(round)".utf8)), session: session)
+            #expect(try c.secretBytes(of: item, session: session) == Array("\(round)".utf8))
+        }
+        let events = try w.auditLog().filter { $0["label"] as? String == "Order" }
+        let summary = events.map { "\($0["action"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
+        #expect(summary == ["write created"] + Array(repeating: ["write secret changed", "read creator"], count: rounds).flatMap { $0 },
+                "\(summary)")
+        #expect(c.waitForSignals { $0.count { $0.member == CollectionInterface.Signal.itemChanged } == rounds }, "\(w.f.daemonLog)")
+    }
+
     @Test func alwaysAllowIsRememberedAcrossARestartAndListed() throws {
         let w = try World()
         defer { w.f.shutdown() }
