@@ -16,13 +16,15 @@ import Glibc
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
         var posted: [@Sendable () -> Void] = []
-        /// Work that follows a reply, waiting for the next message (`postFollowUp`).
-        var followUps: [@Sendable () -> Void] = []
+        /// Work that follows a reply, waiting for the next message (`postFollowUp`), and the
+        /// work the loop thread queued behind it.
+        var followUps: [Queued] = []
         /// A follow-up is running: what it posts runs right after it, what it emits goes out.
         var runningFollowUp = false
         /// What the running follow-up posted.
-        var postedByFollowUp: [@Sendable () -> Void] = []
-        /// When the oldest follow-up runs at the latest, in monotonic nanoseconds.
+        var postedByFollowUp: [Queued] = []
+        /// When the oldest follow-up runs at the latest, in monotonic nanoseconds (0: at once,
+        /// what a run of follow-ups left for the next iteration).
         var followUpDeadline: UInt64 = 0
         /// How long a follow-up waits for the next message at most, in nanoseconds: long enough
         /// for a client's next call to arrive (a few hundred µs after its reply), short enough
@@ -41,6 +43,17 @@ final class EventLoop: @unchecked Sendable {
             return pthread_equal(loopThread, pthread_self()) != 0
         }
     }
+
+    /// An entry of the follow-up queue.
+    private struct Queued {
+        let work: @Sendable () -> Void
+        /// Posted with `postFollowUp` (rather than queued behind one).
+        let isFollowUp: Bool
+    }
+
+    /// How many follow-ups (and what they post) one iteration runs at most, so that calls are
+    /// dispatched in between when many come at once.
+    private static let followUpsPerIteration = 64
 
     private struct TimeoutEntry {
         var deadline: UInt64   // monotonic milliseconds
@@ -151,9 +164,9 @@ final class EventLoop: @unchecked Sendable {
                 return false
             }
             if s.runningFollowUp {
-                s.postedByFollowUp.append(work)
+                s.postedByFollowUp.append(Queued(work: work, isFollowUp: false))
             } else if !s.followUps.isEmpty {
-                s.followUps.append(work)
+                s.followUps.append(Queued(work: work, isFollowUp: false))
             } else {
                 s.posted.append(work)
             }
@@ -166,7 +179,7 @@ final class EventLoop: @unchecked Sendable {
     /// or after the follow-up delay if none comes, in the order queued.
     func postFollowUp(_ work: @escaping @Sendable () -> Void) {
         let first = shared.withLock { s -> Bool in
-            s.followUps.append(work)
+            s.followUps.append(Queued(work: work, isFollowUp: true))
             guard s.followUps.count == 1 else { return false }
             s.followUpDeadline = EventLoop.nanoseconds() + s.followUpDelay
             return true
@@ -189,7 +202,7 @@ final class EventLoop: @unchecked Sendable {
     func queueBehindFollowUps(_ work: @escaping @Sendable () -> Void) -> Bool {
         shared.withLock { s in
             guard s.isLoopThread, !s.runningFollowUp, !s.followUps.isEmpty else { return false }
-            s.followUps.append(work)
+            s.followUps.append(Queued(work: work, isFollowUp: false))
             return true
         }
     }
@@ -256,33 +269,40 @@ final class EventLoop: @unchecked Sendable {
         }
         precondition(!alreadyRunning, "DBusConnection.run() called while the loop is already running")
         defer {
-            // Follow-ups first: what the loop posted while they waited is queued behind them.
+            // Left by a lost connection: run while the loop thread still counts as such (so that
+            // what it posts runs too, a few rounds deep), then what is left as the loop stops.
+            for _ in 0..<4 {
+                let leftover = shared.withLock { s -> [@Sendable () -> Void] in
+                    defer { s.followUps = []; s.posted = [] }
+                    return s.followUps.map(\.work) + s.posted
+                }
+                if leftover.isEmpty { break }
+                for work in leftover { work() }
+            }
             let leftover = shared.withLock { s -> [@Sendable () -> Void] in
                 s.running = false
                 s.loopThread = nil
                 s.stopRequested = false
-                let w = s.followUps + s.posted
-                s.followUps = []
-                s.posted = []
-                return w
+                defer { s.followUps = []; s.posted = [] }
+                return s.followUps.map(\.work) + s.posted
             }
             for work in leftover { work() }
         }
         while true {
-            // Leaving is decided under the same lock that queues awaited calls: none is left behind.
-            if runPosted(), shared.withLock({ s -> Bool in
-                guard s.callsAwaited == 0, s.posted.isEmpty else { return false }
+            let stopping = runPosted()
+            if stopping { runFollowUps(followed: true) }
+            // Leaving is decided under the same lock that queues awaited calls: none is left
+            // behind, nor anything follow-ups posted.
+            if stopping, shared.withLock({ s -> Bool in
+                guard s.callsAwaited == 0, s.posted.isEmpty, s.followUps.isEmpty else { return false }
                 s.running = false
                 return true
             }) { return }
 
             var dispatched = 0, followed = false
             while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
-                // A message is next (a dispatch may only parse what was read) and follow-ups wait.
-                if !followed, shared.withLock({ !$0.followUps.isEmpty }), let message = dbus_connection_borrow_message(connection) {
-                    dbus_connection_return_message(connection, message)
-                    followed = true
-                }
+                // A message is next, dispatched while follow-ups wait (if any do).
+                followed = followed || shared.withLock { !$0.followUps.isEmpty }
                 _ = dbus_connection_dispatch(connection)
                 dispatched += 1
             }
@@ -308,22 +328,32 @@ final class EventLoop: @unchecked Sendable {
         return stopping
     }
 
-    /// Runs the follow-ups once a message that came while they waited was dispatched
-    /// (`followed`) or their delay is up, one by one, each followed by what it posted.
+    /// Runs the follow-up queue once a message was dispatched while it waited (`followed`) or
+    /// its delay is up: in order, what each follow-up posts right after it, what is queued
+    /// behind afterwards, at most `followUpsPerIteration` entries (the rest at the next).
     private func runFollowUps(followed: Bool) {
-        let due = shared.withLock { s in !s.followUps.isEmpty && (followed || EventLoop.nanoseconds() >= s.followUpDeadline) }
-        guard due else { return }
-        while let next = shared.withLock({ s -> (@Sendable () -> Void)? in
+        var budget = shared.withLock { s -> Int in
+            guard !s.followUps.isEmpty, followed || EventLoop.nanoseconds() >= s.followUpDeadline else { return 0 }
+            return min(s.followUps.count, Self.followUpsPerIteration)
+        }
+        while budget > 0, let next = shared.withLock({ s -> Queued? in
             guard !s.followUps.isEmpty else { return nil }
-            s.runningFollowUp = true
-            return s.followUps.removeFirst()
+            let next = s.followUps.removeFirst()
+            s.runningFollowUp = next.isFollowUp
+            return next
         }) {
-            next()
-            shared.withLock { s in
+            next.work()
+            budget -= 1
+            let cut = shared.withLock { s -> Bool in
                 s.followUps.insert(contentsOf: s.postedByFollowUp, at: 0)
+                budget += s.postedByFollowUp.count
                 s.postedByFollowUp = []
                 s.runningFollowUp = false
+                // Left for the next iteration, which runs them at once (after dispatching).
+                if budget == 0 && !s.followUps.isEmpty { s.followUpDeadline = 0 }
+                return budget == 0
             }
+            if cut { return }
         }
     }
 

@@ -128,6 +128,7 @@ final class Prompt: @unchecked Sendable {
         }
         if let (reference, isNew) = outcome.item {
             let label: String? = if case .createItem(_, let item, _) = action { item.label } else { nil }
+            server.autoLock.used(reference.collection)
             server.gate.application(of: owner) { [server] identified in
                 server.auditWrite(.write, of: reference, by: identified?.application, detail: isNew ? "created" : "replaced", label: label)
             }

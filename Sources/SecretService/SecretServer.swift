@@ -305,13 +305,17 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// client's application. That is found before the write, while the client waits for its
     /// reply: a client may leave the bus as soon as it has it, and then cannot be told anymore.
     /// `then` is a follow-up (`postFollowUp`): it runs once the loop has dispatched the next
-    /// call, typically the same client's next write, so that it runs while that write is being
-    /// flushed rather than delaying it; or after a millisecond if no call comes.
+    /// message, typically the same client's next call, so that it runs while that call's write
+    /// is being flushed rather than delaying it; or after a millisecond if none comes. So the
+    /// reply to a read that follows at once can leave before the write's signals (within that
+    /// millisecond), and, rarely, the signals before the write's own reply. The collection
+    /// counts as used (for the idle lock) when the change is handed to its writer.
     func write(_ change: ItemChange, in id: CollectionID, by client: String,
                reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
                then: @escaping @Sendable (ChangedItem, Application?) -> Void) {
         gate.application(of: client) { [self] identified in
             let application = identified?.application
+            autoLock.used(id)
             let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
             writers[id] = writer
             let connection = self.connection
@@ -331,11 +335,11 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         gate.application(of: client) { [gate] identified in gate?.record(event(identified?.application)) }
     }
 
-    /// Records a change to an item by `application` (nil: it could not be told).
+    /// Records a change to an item by `application` (nil: it could not be told); the caller
+    /// has told `autoLock` of the use.
     /// `label`: the item's, when the caller has it (else it is read back).
     func auditWrite(_ action: AuditEvent.Action, of reference: ItemReference, by application: Application?, detail: String? = nil,
                     label knownLabel: String? = nil) {
-        autoLock.used(reference.collection)
         let label = knownLabel ?? (try? keychain.metadata(of: reference).label)
         gate.record(AuditEvent(action: action, outcome: .ok, application: application, collection: reference.collection,
                                item: reference.item, label: label, detail: detail))
@@ -368,8 +372,9 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                               changed: [ServiceInterface.Property.collections: .objectPathArray(collectionPaths())])
     }
 
-    /// Announces an item change once the reply to the call that made it has gone out, so the
-    /// caller does not wait for the bus to route the signals first.
+    /// Announces an item change after the current work on the loop thread (so after the reply
+    /// of the call that made it, when that call answers on the loop), so that the caller does
+    /// not wait for the bus to route the signals first.
     func itemsChanged(in id: CollectionID, _ member: String, _ reference: ItemReference) {
         connection.post { [self] in
             let collection = SecretPath.collection(id)

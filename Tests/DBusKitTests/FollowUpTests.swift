@@ -86,7 +86,7 @@ import Testing
         #expect(waited >= .milliseconds(50), "it ran after \(waited), before its delay")
     }
 
-    @Test func stoppingTheLoopRunsTheWaitingFollowUps() throws {
+    @Test func stoppingTheLoopRunsTheWaitingFollowUpsAndWhatTheyPost() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let server = try DBusConnection(address: bus.address)
@@ -98,13 +98,16 @@ import Testing
         let ran = Record()
         let queued = Mutex(false)
         server.post {
-            server.postFollowUp { ran.add("follow-up") }
+            server.postFollowUp {
+                ran.add("follow-up")
+                server.post { ran.add("posted by the follow-up") }
+            }
             server.post { ran.add("posted") }
             queued.withLock { $0 = true }
         }
         #expect(eventually { queued.withLock { $0 } })
         #expect(ran.all.isEmpty)
         #expect(loop.stop(), "the loop did not stop")
-        #expect(ran.all == ["follow-up", "posted"])
+        #expect(ran.all == ["follow-up", "posted by the follow-up", "posted"])
     }
 }
