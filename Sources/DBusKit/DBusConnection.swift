@@ -124,14 +124,15 @@ public final class DBusConnection: @unchecked Sendable {
     /// follow-ups wait (`postFollowUp`), it runs after them.
     public func post(_ work: @escaping @Sendable () -> Void) { loop.post(work) }
 
-    /// Runs `work` on the loop thread once the loop has dispatched the next message that
-    /// arrives, or about a millisecond from now if none does; thread-safe. For what follows a
+    /// Runs `work` on the loop thread once the loop has dispatched the next message (whichever
+    /// it is), or about a millisecond from now if none comes; thread-safe. For what follows a
     /// reply (its signals, its log lines): the caller's next call, which usually comes within
     /// that time, is then dispatched first, and the follow-up runs while that call waits on
     /// something else (such as a disk flush) instead of competing with it for the CPU.
     ///
-    /// Nothing overtakes a follow-up: follow-ups run in the order queued, and while one waits,
-    /// the work the loop thread posts (`post`) and the signals it emits wait behind it.
+    /// Follow-ups run in the order queued, each followed by what it posts. While one waits,
+    /// the work the loop thread posts (`post`) and the signals it emits wait behind it; replies
+    /// the loop sends meanwhile, and work other threads post, do not.
     public func postFollowUp(_ work: @escaping @Sendable () -> Void) { loop.postFollowUp(work) }
 
     /// Runs `body` where it may touch the connection: directly if the caller is the loop thread
