@@ -16,20 +16,8 @@ import Glibc
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
         var posted: [@Sendable () -> Void] = []
-        /// Work that follows a reply, waiting for the next message (`postFollowUp`), and the
-        /// work the loop thread queued behind it.
-        var followUps: [Queued] = []
-        /// A follow-up is running: what it posts runs right after it, what it emits goes out.
-        var runningFollowUp = false
-        /// What the running follow-up posted.
-        var postedByFollowUp: [Queued] = []
-        /// When the oldest follow-up runs at the latest, in monotonic nanoseconds (0: at once,
-        /// what a run of follow-ups left for the next iteration).
-        var followUpDeadline: UInt64 = 0
-        /// How long a follow-up waits for the next message at most, in nanoseconds: long enough
-        /// for a client's next call to arrive (a few hundred µs after its reply), short enough
-        /// to go unnoticed. Tests set it longer.
-        var followUpDelay: UInt64 = 1_000_000
+        /// Work that follows a reply, waiting for the next message (`postFollowUp`).
+        var followUps = FollowUpQueue()
         var stopRequested = false
         /// Calls from other threads the loop has taken on and not yet answered: a stop waits
         /// for them, so that no caller is left waiting on a reply nobody will read.
@@ -42,13 +30,6 @@ final class EventLoop: @unchecked Sendable {
             guard running, let loopThread else { return false }
             return pthread_equal(loopThread, pthread_self()) != 0
         }
-    }
-
-    /// An entry of the follow-up queue.
-    private struct Queued {
-        let work: @Sendable () -> Void
-        /// Posted with `postFollowUp` (rather than queued behind one).
-        let isFollowUp: Bool
     }
 
     /// How many follow-ups (and what they post) one iteration runs at most, so that calls are
@@ -135,11 +116,8 @@ final class EventLoop: @unchecked Sendable {
         Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-    }
+    /// Monotonic milliseconds.
+    static func now() -> UInt64 { nanoseconds() / 1_000_000 }
 
     // MARK: Cross-thread entry points
 
@@ -163,13 +141,7 @@ final class EventLoop: @unchecked Sendable {
                 s.posted.append(work)
                 return false
             }
-            if s.runningFollowUp {
-                s.postedByFollowUp.append(Queued(work: work, isFollowUp: false))
-            } else if !s.followUps.isEmpty {
-                s.followUps.append(Queued(work: work, isFollowUp: false))
-            } else {
-                s.posted.append(work)
-            }
+            if !s.followUps.queuePosted(work) { s.posted.append(work) }
             return true
         }
         if !fromLoop { wake() }
@@ -178,22 +150,17 @@ final class EventLoop: @unchecked Sendable {
     /// Queues `work` to run on the loop thread once the loop has dispatched the next message,
     /// or after the follow-up delay if none comes, in the order queued.
     func postFollowUp(_ work: @escaping @Sendable () -> Void) {
-        let first = shared.withLock { s -> Bool in
-            s.followUps.append(Queued(work: work, isFollowUp: true))
-            guard s.followUps.count == 1 else { return false }
-            s.followUpDeadline = EventLoop.nanoseconds() + s.followUpDelay
-            return true
-        }
+        let first = shared.withLock { $0.followUps.add(work, now: EventLoop.nanoseconds()) }
         // The loop learns the deadline; later follow-ups share it.
         if first { wakeFromElsewhere() }
     }
 
     /// How long a follow-up waits for the next message at most (1 ms unless a test sets it).
     var followUpDelay: Duration {
-        get { shared.withLock { .nanoseconds($0.followUpDelay) } }
+        get { shared.withLock { .nanoseconds($0.followUps.delay) } }
         set {
             let (seconds, attoseconds) = newValue.components
-            shared.withLock { $0.followUpDelay = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
+            shared.withLock { $0.followUps.delay = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
         }
     }
 
@@ -201,9 +168,7 @@ final class EventLoop: @unchecked Sendable {
     /// running a follow-up, and some wait; false otherwise (the caller then does the work itself).
     func queueBehindFollowUps(_ work: @escaping @Sendable () -> Void) -> Bool {
         shared.withLock { s in
-            guard s.isLoopThread, !s.runningFollowUp, !s.followUps.isEmpty else { return false }
-            s.followUps.append(Queued(work: work, isFollowUp: false))
-            return true
+            s.isLoopThread && s.followUps.queueSignal(work)
         }
     }
 
@@ -273,8 +238,8 @@ final class EventLoop: @unchecked Sendable {
             // what it posts runs too, a few rounds deep), then what is left as the loop stops.
             for _ in 0..<4 {
                 let leftover = shared.withLock { s -> [@Sendable () -> Void] in
-                    defer { s.followUps = []; s.posted = [] }
-                    return s.followUps.map(\.work) + s.posted
+                    defer { s.posted = [] }
+                    return s.followUps.takeAll() + s.posted
                 }
                 if leftover.isEmpty { break }
                 for work in leftover { work() }
@@ -283,8 +248,8 @@ final class EventLoop: @unchecked Sendable {
                 s.running = false
                 s.loopThread = nil
                 s.stopRequested = false
-                defer { s.followUps = []; s.posted = [] }
-                return s.followUps.map(\.work) + s.posted
+                defer { s.posted = [] }
+                return s.followUps.takeAll() + s.posted
             }
             for work in leftover { work() }
         }
@@ -332,31 +297,23 @@ final class EventLoop: @unchecked Sendable {
     /// its delay is up: in order, what each follow-up posts right after it, what is queued
     /// behind afterwards, at most `followUpsPerIteration` entries (the rest at the next).
     private func runFollowUps(followed: Bool) {
-        var budget = shared.withLock { s -> Int in
-            guard !s.followUps.isEmpty, followed || EventLoop.nanoseconds() >= s.followUpDeadline else { return 0 }
-            return min(s.followUps.count, Self.followUpsPerIteration)
+        var budget = shared.withLock { s in
+            s.followUps.isDue(followed: followed, now: EventLoop.nanoseconds()) ? min(s.followUps.count, Self.followUpsPerIteration) : 0
         }
-        while budget > 0, let next = shared.withLock({ s -> Queued? in
-            guard !s.followUps.isEmpty else { return nil }
-            let next = s.followUps.removeFirst()
-            s.runningFollowUp = next.isFollowUp
-            return next
-        }) {
+        while budget > 0, let next = shared.withLock({ $0.followUps.next() }) {
             next.work()
             budget -= 1
             let cut = shared.withLock { s -> Bool in
-                s.followUps.insert(contentsOf: s.postedByFollowUp, at: 0)
-                budget += s.postedByFollowUp.count
-                s.postedByFollowUp = []
-                s.runningFollowUp = false
-                // Left for the next iteration, which runs them at once (after dispatching).
-                if budget == 0 && !s.followUps.isEmpty { s.followUpDeadline = 0 }
-                return budget == 0
+                budget += s.followUps.finished()
+                guard budget == 0 else { return false }
+                s.followUps.dueAtOnce()   // the rest at the next iteration, after dispatching
+                return true
             }
             if cut { return }
         }
     }
 
+    /// Monotonic nanoseconds.
     static func nanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -381,7 +338,7 @@ final class EventLoop: @unchecked Sendable {
             let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
             wait = wait < 0 ? remaining : min(wait, remaining)
         }
-        if let deadline = shared.withLock({ $0.followUps.isEmpty ? nil : $0.followUpDeadline }) {
+        if let deadline = shared.withLock({ $0.followUps.isEmpty ? nil : $0.followUps.deadline }) {
             let nanoseconds = EventLoop.nanoseconds()
             let remaining = deadline > nanoseconds ? Int32(clamping: (deadline - nanoseconds + 999_999) / 1_000_000) : 0
             wait = wait < 0 ? remaining : min(wait, remaining)
