@@ -82,7 +82,8 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
     }
 
     public func itemIDs(matching attributes: Attributes, limit: MatchLimit) -> [ItemID] {
-        state.withLock { $0.index.items(matchingAll: Self.terms(attributes), limit: limit) }
+        // Every search looks here too (the session collection), and it is usually empty.
+        state.withLock { $0.items.isEmpty ? [] : $0.index.items(matchingAll: Self.terms(attributes), limit: limit) }
     }
 
     public func itemIDs(withExactly attributes: Attributes) -> [ItemID] {

@@ -7,6 +7,7 @@ extension ObjectPath {
     /// The empty string becomes `"_"` (which no non-empty input produces), so the mapping is
     /// injective and `unescapeElement` reverses it exactly.
     public static func escapeElement(_ text: String) -> String {
+        if isUnescaped(text) { return text }   // the usual case (a decimal item id, `login`): no copy
         if text.isEmpty { return "_" }
         return String(decoding: elementEscaping.encode(text.utf8), as: UTF8.self)
     }
