@@ -135,6 +135,10 @@ public final class DBusConnection: @unchecked Sendable {
     /// the loop sends meanwhile, and work other threads post, do not.
     public func postFollowUp(_ work: @escaping @Sendable () -> Void) { loop.postFollowUp(work) }
 
+    /// Reserves a follow-up for work another thread finishes, to be posted from there with the
+    /// slot's `post` (see `FollowUpSlot`); thread-safe.
+    public func reserveFollowUp() -> FollowUpSlot { FollowUpSlot(loop: loop) }
+
     /// Runs `body` where it may touch the connection: directly if the caller is the loop thread
     /// or no loop is running, otherwise on the loop thread while the caller waits.
     func confined<T>(_ body: @escaping () throws(DBusError) -> T) throws(DBusError) -> T {

@@ -149,11 +149,31 @@ final class EventLoop: @unchecked Sendable {
 
     /// Queues `work` to run on the loop thread once the loop has dispatched the next message,
     /// or after the follow-up delay if none comes, in the order queued.
-    func postFollowUp(_ work: @escaping @Sendable () -> Void) {
-        let first = shared.withLock { $0.followUps.add(work, now: EventLoop.nanoseconds()) }
-        // The loop learns the deadline; later follow-ups share it.
-        if first { wakeFromElsewhere() }
+    /// `reserved`: posted through a `FollowUpSlot`, whose reservation it takes up.
+    func postFollowUp(_ work: @escaping @Sendable () -> Void, reserved: Bool = false) {
+        let first = shared.withLock { s in
+            if reserved { s.followUps.reserved -= 1 }
+            return s.followUps.add(work, now: EventLoop.nanoseconds())
+        }
+        // The loop learns the deadline; later follow-ups share it. A reserved one's loop
+        // already wakes within the delay, and waking it now would have it compete for a CPU
+        // with the reply this follow-up comes with.
+        if first && !reserved { wakeFromElsewhere() }
     }
+
+    /// Reserves a follow-up to be posted later, from any thread (`FollowUpSlot`).
+    func reserveFollowUp() {
+        shared.withLock { $0.followUps.reserved += 1 }
+        wakeFromElsewhere()   // a loop in poll learns that it must wake within the delay
+    }
+
+    /// Gives up a reservation that will not be posted.
+    func cancelFollowUpReservation() {
+        shared.withLock { $0.followUps.reserved -= 1 }
+    }
+
+    /// Follow-ups reserved and not yet posted or given up.
+    var reservedFollowUps: Int { shared.withLock { $0.followUps.reserved } }
 
     /// How long a follow-up waits for the next message at most (1 ms unless a test sets it).
     var followUpDelay: Duration {
@@ -338,9 +358,17 @@ final class EventLoop: @unchecked Sendable {
             let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
             wait = wait < 0 ? remaining : min(wait, remaining)
         }
-        if let deadline = shared.withLock({ $0.followUps.isEmpty ? nil : $0.followUps.deadline }) {
+        let (deadline, delay) = shared.withLock { s -> (UInt64?, UInt64?) in
+            (s.followUps.isEmpty ? nil : s.followUps.deadline, s.followUps.reserved > 0 ? s.followUps.delay : nil)
+        }
+        if let deadline {
             let nanoseconds = EventLoop.nanoseconds()
             let remaining = deadline > nanoseconds ? Int32(clamping: (deadline - nanoseconds + 999_999) / 1_000_000) : 0
+            wait = wait < 0 ? remaining : min(wait, remaining)
+        }
+        if let delay {
+            // A reserved follow-up may be posted without a wake-up: look again within its delay.
+            let remaining = Int32(clamping: (delay + 999_999) / 1_000_000)
             wait = wait < 0 ? remaining : min(wait, remaining)
         }
         if immediate { wait = 0 }

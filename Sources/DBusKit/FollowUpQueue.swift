@@ -21,6 +21,10 @@ struct FollowUpQueue {
     /// go unnoticed. Tests set it longer.
     var delay: UInt64 = 1_000_000
 
+    /// Follow-ups reserved (`FollowUpSlot`) and not yet posted or given up: while any are, the
+    /// loop wakes at least every `delay`, so that posting one needs no wake-up of its own.
+    var reserved = 0
+
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
 

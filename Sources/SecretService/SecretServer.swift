@@ -304,7 +304,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// `then` runs on the loop thread for what follows (the audit line, the signals), with the
     /// client's application. That is found before the write, while the client waits for its
     /// reply: a client may leave the bus as soon as it has it, and then cannot be told anymore.
-    /// `then` is a follow-up (`postFollowUp`): it runs once the loop has dispatched the next
+    /// `then` is a follow-up, reserved before the write (`reserveFollowUp`) so that posting it
+    /// wakes nobody: it runs once the loop has dispatched the next
     /// message, typically the same client's next call, so that it runs while that call's write
     /// is being flushed rather than delaying it; or after a millisecond if none comes. So the
     /// reply to a read that follows at once can leave before the write's signals (within that
@@ -318,11 +319,11 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
             autoLock.used(id)
             let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
             writers[id] = writer
-            let connection = self.connection
+            let followUp = connection.reserveFollowUp()
             writer.submit(change) { outcome in
                 // Queued before the reply leaves: the client's next call, which may come as
                 // soon as it has the reply, then finds it waiting, and is logged after it.
-                if case .success(let changed) = outcome { connection.postFollowUp { then(changed, application) } }
+                if case .success(let changed) = outcome { followUp.post { then(changed, application) } }
                 reply(outcome)
             }
         }

@@ -86,6 +86,37 @@ import Testing
         #expect(waited >= .milliseconds(50), "it ran after \(waited), before its delay")
     }
 
+    @Test func aReservedFollowUpPostedFromAnotherThreadRunsAfterItsDelayWithoutAWakeUp() throws {
+        let (h, _) = try Self.harness(followUpDelay: .milliseconds(50))
+        defer { h.shutdown() }
+        let server = h.server
+        // Reserved on the loop thread, as a call's handler does.
+        let slot = Mutex<FollowUpSlot?>(nil)
+        server.post { slot.withLock { $0 = server.reserveFollowUp() } }
+        #expect(eventually { slot.withLock { $0 } != nil })
+        #expect(server.loop.reservedFollowUps == 1)
+        usleep(200_000)   // the loop is back in poll, with no message to come
+
+        // Posting it does not wake the loop: the loop must look again by itself.
+        let ran = Mutex<ContinuousClock.Instant?>(nil)
+        let posted = ContinuousClock.now
+        slot.withLock { $0?.post { ran.withLock { $0 = .now } } }
+        #expect(server.loop.reservedFollowUps == 0)
+        #expect(eventually { ran.withLock { $0 } != nil }, "a reserved follow-up never ran")
+        let waited = try #require(ran.withLock { $0 }) - posted
+        #expect(waited >= .milliseconds(50), "it ran after \(waited), before its delay")
+    }
+
+    @Test func aSlotLetGoOfWithoutBeingPostedGivesItsReservationUp() throws {
+        let (h, _) = try Self.harness(followUpDelay: .seconds(60))
+        defer { h.shutdown() }
+        var slot: FollowUpSlot? = h.server.reserveFollowUp()
+        #expect(h.server.loop.reservedFollowUps == 1)
+        withExtendedLifetime(slot) {}
+        slot = nil
+        #expect(h.server.loop.reservedFollowUps == 0)
+    }
+
     @Test func stoppingTheLoopRunsTheWaitingFollowUpsAndWhatTheyPost() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
