@@ -8,10 +8,11 @@ import Glibc
 /// The single-threaded poll loop driving one libdbus connection.
 ///
 /// libdbus tells us which file descriptors to watch (watch functions) and when to call back
-/// (timeout functions, used for pending-call timeouts); an eventfd wakes `poll` for posted work,
+/// (timeout functions, used for pending-call timeouts); a self-pipe wakes `poll` for posted work,
 /// `stop()`, and libdbus's wakeup requests. Each iteration: run posted work, dispatch queued
 /// messages (bounded, so posted work and I/O stay responsive), run follow-up work once a message
-/// was dispatched or its delay is up, poll, handle ready watches and expired timeouts.
+/// was dispatched or its delay is up, poll (for at most the follow-up delay while a follow-up is
+/// reserved, `FollowUpSlot`), handle ready watches and expired timeouts.
 /// Multi-megabyte messages simply take several read/write iterations.
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
@@ -122,8 +123,12 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Cross-thread entry points
 
     func wake() {
+        wakeUps.add(1, ordering: .relaxed)
         _ = try? wakeWriteFD.write([1])   // a full pipe already means "wake up"
     }
+
+    /// How many times the loop was woken through its pipe (for tests).
+    let wakeUps = Atomic(0)
 
     /// Wakes the loop unless the caller is the loop itself: between two polls the loop reads
     /// watches, dispatch status and posted work afresh, so a wake-up from its own thread would
@@ -170,6 +175,7 @@ final class EventLoop: @unchecked Sendable {
     /// Gives up a reservation that will not be posted.
     func cancelFollowUpReservation() {
         shared.withLock { $0.followUps.reserved -= 1 }
+        wakeFromElsewhere()   // a stopping loop may be waiting for it
     }
 
     /// Follow-ups reserved and not yet posted or given up.
@@ -178,10 +184,7 @@ final class EventLoop: @unchecked Sendable {
     /// How long a follow-up waits for the next message at most (1 ms unless a test sets it).
     var followUpDelay: Duration {
         get { shared.withLock { .nanoseconds($0.followUps.delay) } }
-        set {
-            let (seconds, attoseconds) = newValue.components
-            shared.withLock { $0.followUps.delay = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
-        }
+        set { shared.withLock { $0.followUps.delay = UInt64(newValue / .nanoseconds(1)) } }
     }
 
     /// Queues `work` behind the waiting follow-ups if the caller is the loop thread, not
@@ -279,7 +282,8 @@ final class EventLoop: @unchecked Sendable {
             // Leaving is decided under the same lock that queues awaited calls: none is left
             // behind, nor anything follow-ups posted.
             if stopping, shared.withLock({ s -> Bool in
-                guard s.callsAwaited == 0, s.posted.isEmpty, s.followUps.isEmpty else { return false }
+                // Reserved follow-ups are those of writes under way: the loop stays for them.
+                guard s.callsAwaited == 0, s.posted.isEmpty, s.followUps.isEmpty, s.followUps.reserved == 0 else { return false }
                 s.running = false
                 return true
             }) { return }
@@ -358,18 +362,8 @@ final class EventLoop: @unchecked Sendable {
             let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
             wait = wait < 0 ? remaining : min(wait, remaining)
         }
-        let (deadline, delay) = shared.withLock { s -> (UInt64?, UInt64?) in
-            (s.followUps.isEmpty ? nil : s.followUps.deadline, s.followUps.reserved > 0 ? s.followUps.delay : nil)
-        }
-        if let deadline {
-            let nanoseconds = EventLoop.nanoseconds()
-            let remaining = deadline > nanoseconds ? Int32(clamping: (deadline - nanoseconds + 999_999) / 1_000_000) : 0
-            wait = wait < 0 ? remaining : min(wait, remaining)
-        }
-        if let delay {
-            // A reserved follow-up may be posted without a wake-up: look again within its delay.
-            let remaining = Int32(clamping: (delay + 999_999) / 1_000_000)
-            wait = wait < 0 ? remaining : min(wait, remaining)
+        if let limit = shared.withLock({ $0.followUps.pollLimit(now: EventLoop.nanoseconds()) }) {
+            wait = wait < 0 ? limit : min(wait, limit)
         }
         if immediate { wait = 0 }
 

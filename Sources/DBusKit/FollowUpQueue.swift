@@ -18,7 +18,8 @@ struct FollowUpQueue {
     private(set) var deadline: UInt64 = 0
     /// How long a follow-up waits for the next message at most, in nanoseconds: long enough
     /// for a client's next call to arrive (a few hundred µs after its reply), short enough to
-    /// go unnoticed. Tests set it longer.
+    /// go unnoticed. While follow-ups are reserved, the loop also looks this often (at least a
+    /// millisecond apart). Tests set it longer.
     var delay: UInt64 = 1_000_000
 
     /// Follow-ups reserved (`FollowUpSlot`) and not yet posted or given up: while any are, the
@@ -61,6 +62,23 @@ struct FollowUpQueue {
     /// deadline is past.
     func isDue(followed: Bool, now: @autoclosure () -> UInt64) -> Bool {
         !entries.isEmpty && (followed || now() >= deadline)
+    }
+
+    /// How long the loop may wait in `poll` for the follow-ups' sake, in milliseconds (nil: no
+    /// limit): until the waiting entries' deadline; while follow-ups are reserved, which may be
+    /// posted without a wake-up, at most the delay and no less than a millisecond. While a
+    /// flush hangs, that is a thousand wake-ups a second: the price of not waking the loop at
+    /// every write's reply.
+    func pollLimit(now: UInt64) -> Int32? {
+        var limit: Int32?
+        if !entries.isEmpty {
+            limit = deadline > now ? Int32(clamping: (deadline - now + 999_999) / 1_000_000) : 0
+        }
+        if reserved > 0 {
+            let cap = Int32(clamping: max(1, (delay + 999_999) / 1_000_000))
+            limit = min(limit ?? cap, cap)
+        }
+        return limit
     }
 
     /// The next entry, marked running.

@@ -6,7 +6,8 @@ import Synchronization
 /// follow-up delay, so posting it needs no wake-up of the loop; a wake-up then would have
 /// the loop compete for a CPU with the reply the follow-up comes with.
 ///
-/// Post it at most once. A slot let go of without being posted gives its reservation up.
+/// Post it at most once: a second `post` traps. A slot let go of without being posted gives its
+/// reservation up. A stopping loop waits for the reserved follow-ups (a write under way's).
 public final class FollowUpSlot: Sendable {
     private let loop: EventLoop
     private let isOpen = Atomic(true)

@@ -3,6 +3,7 @@ import CofferTestSupport
 import Dispatch
 import Foundation
 import Synchronization
+import SystemKit
 import Testing
 
 /// `postFollowUp`: work that waits for the loop's next message (or its delay), and that
@@ -86,7 +87,21 @@ import Testing
         #expect(waited >= .milliseconds(50), "it ran after \(waited), before its delay")
     }
 
-    @Test func aReservedFollowUpPostedFromAnotherThreadRunsAfterItsDelayWithoutAWakeUp() throws {
+    /// Posts through `slot` after the loop has gone back to poll with no message to come;
+    /// returns how long the follow-up took to run and how many times the loop was woken meanwhile.
+    private static func postWhenIdle(_ slot: FollowUpSlot, on server: DBusConnection) throws -> (Duration, Int) {
+        usleep(200_000)
+        let ran = Mutex<ContinuousClock.Instant?>(nil)
+        let wakeUps = server.loop.wakeUps.load(ordering: .relaxed)
+        let posted = ContinuousClock.now
+        slot.post { ran.withLock { $0 = .now } }
+        #expect(server.loop.reservedFollowUps == 0)
+        #expect(eventually { ran.withLock { $0 } != nil }, "a reserved follow-up never ran")
+        let waited = try #require(ran.withLock { $0 }) - posted
+        return (waited, server.loop.wakeUps.load(ordering: .relaxed) - wakeUps)
+    }
+
+    @Test func aReservedFollowUpIsPostedWithoutAWakeUpAndRunsAfterItsDelay() throws {
         let (h, _) = try Self.harness(followUpDelay: .milliseconds(50))
         defer { h.shutdown() }
         let server = h.server
@@ -95,16 +110,21 @@ import Testing
         server.post { slot.withLock { $0 = server.reserveFollowUp() } }
         #expect(eventually { slot.withLock { $0 } != nil })
         #expect(server.loop.reservedFollowUps == 1)
-        usleep(200_000)   // the loop is back in poll, with no message to come
 
-        // Posting it does not wake the loop: the loop must look again by itself.
-        let ran = Mutex<ContinuousClock.Instant?>(nil)
-        let posted = ContinuousClock.now
-        slot.withLock { $0?.post { ran.withLock { $0 = .now } } }
-        #expect(server.loop.reservedFollowUps == 0)
-        #expect(eventually { ran.withLock { $0 } != nil }, "a reserved follow-up never ran")
-        let waited = try #require(ran.withLock { $0 }) - posted
+        // The loop must look again by itself.
+        let (waited, wakeUps) = try Self.postWhenIdle(try #require(slot.withLock { $0 }), on: server)
+        #expect(wakeUps == 0, "posting a reserved follow-up woke the loop")
         #expect(waited >= .milliseconds(50), "it ran after \(waited), before its delay")
+        #expect(waited < .seconds(1), "it ran after \(waited), long after its delay")
+    }
+
+    @Test func aFollowUpReservedFromAnotherThreadRunsAfterItsDelayToo() throws {
+        let (h, _) = try Self.harness(followUpDelay: .milliseconds(50))
+        defer { h.shutdown() }
+        // Reserving wakes the loop, which was waiting with no time limit.
+        let slot = h.server.reserveFollowUp()
+        let (waited, _) = try Self.postWhenIdle(slot, on: h.server)
+        #expect(waited >= .milliseconds(50) && waited < .seconds(1), "it ran after \(waited)")
     }
 
     @Test func aSlotLetGoOfWithoutBeingPostedGivesItsReservationUp() throws {
@@ -115,6 +135,22 @@ import Testing
         withExtendedLifetime(slot) {}
         slot = nil
         #expect(h.server.loop.reservedFollowUps == 0)
+    }
+
+    @Test func aStoppingLoopWaitsForItsReservedFollowUps() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let server = try DBusConnection(address: bus.address)
+        server.loop.followUpDelay = .milliseconds(20)
+        let loop = LoopThread(server)
+        let slot = server.reserveFollowUp()
+        let ran = Record()
+        Threads.start(name: "late writer") {
+            usleep(300_000)   // a write still under way when the loop is asked to stop
+            slot.post { ran.add("follow-up") }
+        }
+        #expect(loop.stop(), "the loop did not stop")
+        #expect(ran.all == ["follow-up"])
     }
 
     @Test func stoppingTheLoopRunsTheWaitingFollowUpsAndWhatTheyPost() throws {
