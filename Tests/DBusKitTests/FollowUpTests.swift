@@ -137,12 +137,17 @@ import Testing
         #expect(h.server.loop.reservedFollowUps == 0)
     }
 
-    @Test func aStoppingLoopWaitsForItsReservedFollowUps() throws {
+    /// A server on a bus of its own, its loop running on a thread the test stops.
+    private static func stoppableServer(followUpDelay: Duration) throws -> (PrivateBus, DBusConnection, LoopThread) {
         let bus = try PrivateBus()
-        defer { bus.stop() }
         let server = try DBusConnection(address: bus.address)
-        server.loop.followUpDelay = .milliseconds(20)
-        let loop = LoopThread(server)
+        server.loop.followUpDelay = followUpDelay
+        return (bus, server, LoopThread(server))
+    }
+
+    @Test func aStoppingLoopWaitsForItsReservedFollowUps() throws {
+        let (bus, server, loop) = try Self.stoppableServer(followUpDelay: .milliseconds(20))
+        defer { bus.stop() }
         let slot = server.reserveFollowUp()
         let ran = Record()
         Threads.start(name: "late writer") {
@@ -154,11 +159,8 @@ import Testing
     }
 
     @Test func stoppingTheLoopRunsTheWaitingFollowUpsAndWhatTheyPost() throws {
-        let bus = try PrivateBus()
+        let (bus, server, loop) = try Self.stoppableServer(followUpDelay: .seconds(60))
         defer { bus.stop() }
-        let server = try DBusConnection(address: bus.address)
-        server.loop.followUpDelay = .seconds(60)
-        let loop = LoopThread(server)
         // A call answered: what the bus sent on connecting is dispatched, so nothing else is.
         let client = try DBusConnection(address: bus.address)
         _ = try client.call(destination: server.uniqueName, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping")
