@@ -140,9 +140,14 @@ import Testing
     /// A server on a bus of its own, its loop running on a thread the test stops.
     private static func stoppableServer(followUpDelay: Duration) throws -> (PrivateBus, DBusConnection, LoopThread) {
         let bus = try PrivateBus()
-        let server = try DBusConnection(address: bus.address)
-        server.loop.followUpDelay = followUpDelay
-        return (bus, server, LoopThread(server))
+        do {
+            let server = try DBusConnection(address: bus.address)
+            server.loop.followUpDelay = followUpDelay
+            return (bus, server, LoopThread(server))
+        } catch {
+            bus.stop()   // the caller's defer is not in place yet
+            throw error
+        }
     }
 
     @Test func aStoppingLoopWaitsForItsReservedFollowUps() throws {
