@@ -80,6 +80,9 @@ extension BackupPayload {
             guard let application = Application(encoded: try text(&r)) else {
                 throw BackupError.damaged("\(what) names an invalid application")
             }
+            guard application.isVerified else {
+                throw BackupError.damaged("\(what) names an unverified process, which no grant may name")
+            }
             let position = try r.u32()
             guard position == wholeCollection || Int(position) < itemCount else {
                 throw BackupError.damaged("\(what) points at item \(position), but the collection has \(itemCount) items")

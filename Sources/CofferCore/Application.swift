@@ -4,6 +4,9 @@
 /// A sandboxed process is its sandbox's application (a Flatpak app id, a snap name); any other
 /// process is its executable, by path. Every process running the same executable is the same
 /// application, so an interpreter (`/usr/bin/python3`) is one application for all its scripts.
+/// A process whose executable cannot be read (one that made itself non-dumpable, as ssh-agent
+/// does) is *unverified*: named by the command name it gives itself, which proves nothing, so
+/// it is never an item's owner and never holds a grant (`isVerified`).
 public struct Application: Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         /// A Flatpak app, named by its app id (from the sandbox's `/.flatpak-info`).
@@ -12,6 +15,10 @@ public struct Application: Hashable, Sendable, CustomStringConvertible {
         case snap
         /// An unsandboxed program, named by the absolute path of its executable.
         case executable = "exe"
+        /// A process the service could not verify (its executable cannot be read), named by the
+        /// command name it gives itself (`/proc/PID/comm`). Served as far as the collection's
+        /// policy serves anyone; never an owner, never granted.
+        case unverified
     }
 
     public let kind: Kind
@@ -39,6 +46,19 @@ public struct Application: Hashable, Sendable, CustomStringConvertible {
         self.init(kind: kind, name: String(encoded[encoded.index(after: colon)...]))
     }
 
+    /// Whether the service could tell which program this is: false for an unverified process,
+    /// whose name is only what it calls itself.
+    public var isVerified: Bool { kind != .unverified }
+
+    /// An unverified process calling itself `commandName` (its `comm`, which may be anything
+    /// the process chose): control characters become `?`, an empty name is `?`.
+    public static func unverified(commandName: String) -> Application {
+        let cleaned = String(String.UnicodeScalarView(commandName.unicodeScalars.prefix(64).map {
+            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
+        }))
+        return Application(kind: .unverified, name: cleaned.isEmpty ? "?" : cleaned)!
+    }
+
     /// The form `init?(encoded:)` reads and the store keeps.
     public var encoded: String { "\(kind.rawValue):\(name)" }
 
@@ -49,6 +69,7 @@ public struct Application: Hashable, Sendable, CustomStringConvertible {
         case .flatpak: "\(name) (Flatpak)"
         case .snap: "\(name) (snap)"
         case .executable: name
+        case .unverified: "an unverified process calling itself '\(name)'"
         }
     }
 

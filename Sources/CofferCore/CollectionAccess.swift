@@ -106,10 +106,13 @@ public struct CollectionAccess: Equatable, Sendable {
     public static let legacy = CollectionAccess(policy: .open)
 
     /// Whether `application` may read `item`, created by `creator` (nil: unknown, such as an
-    /// item made before creators were recorded), at `now`.
+    /// item made before creators were recorded), at `now`. An unverified process is allowed by
+    /// the `open` policy alone: it owns nothing (whatever it calls itself, another process may
+    /// call itself the same) and no grant can name it.
     public func decide(_ application: Application, item: ItemID, creator: Application?, at now: UInt64,
                        digest: () -> [UInt8]? = { nil }) -> AccessDecision {
         if policy == .open { return .allowed(.openPolicy) }
+        guard application.isVerified else { return policy == .ask ? .ask : .denied }
         if let creator, creator == application { return .allowed(.creator) }
         if grants.contains(where: { $0.covers(application, item: item, at: now, digest: digest) }) { return .allowed(.granted) }
         return policy == .ask ? .ask : .denied

@@ -51,7 +51,10 @@ public enum Crypto {
         return (SecureMemoryBudget.shared.used, SecureMemoryBudget.shared.limit)
     }
 
-    /// prctl(PR_SET_DUMPABLE,0) + RLIMIT_CORE 0 (via CProcess). Returns false if it failed.
+    /// No core dumps: RLIMIT_CORE 0 (soft and hard). The secure memory pool is also excluded
+    /// from any dump (`MADV_DONTDUMP`, set when it is made). Unlike `PR_SET_DUMPABLE`, this
+    /// leaves the process identifiable to the service (its /proc/PID/exe stays readable).
+    /// Returns false if it failed.
     @discardableResult public static func disableCoreDumps() -> Bool {
         cprocess_disable_core_dumps() == 0
     }
@@ -85,6 +88,7 @@ public enum Crypto {
         let before = lockedMemoryKiB()
         _ = coffer_gcry_suspend_secmem_warn()
         _ = coffer_gcry_init_secmem(size)
+        excludeSecureMemoryFromCoreDumps()
         let after = lockedMemoryKiB()
         var locked = false
         if let before, let after {

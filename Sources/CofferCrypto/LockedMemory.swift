@@ -1,3 +1,7 @@
+import CGcrypt
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 /// The process's locked memory in KiB (`VmLck` of /proc/self/status), or nil if unreadable.
@@ -11,4 +15,23 @@ func lockedMemoryKiB() -> Int? {
         return Int(digits)
     }
     return nil
+}
+
+/// Marks the mapping that holds libgcrypt's secure memory pool `MADV_DONTDUMP`, so that no core
+/// dump (whatever the core size limit, and through any dump handler) contains it. The pool is
+/// found as the mapping of `/proc/self/maps` that holds a block just allocated from it.
+func excludeSecureMemoryFromCoreDumps() {
+    guard let probe = gcry_malloc_secure(1) else { return }
+    let address = UInt(bitPattern: probe)
+    gcry_free(probe)
+    guard let maps = try? FileDescriptor.open("/proc/self/maps", .readOnly) else { return }
+    defer { maps.close() }
+    guard let bytes = try? maps.readAll() else { return }
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+        let range = line.prefix { $0 != " " }.split(separator: "-").compactMap { UInt($0, radix: 16) }
+        guard range.count == 2, range[0] <= address, address < range[1],
+              let start = UnsafeMutableRawPointer(bitPattern: range[0]) else { continue }
+        _ = madvise(start, Int(range[1] - range[0]), MADV_DONTDUMP)
+        return
+    }
 }

@@ -145,7 +145,9 @@ final class AccessGate: @unchecked Sendable {
                 return
             }
             guard let consent else {
-                server.log("\(identified.application) was refused \(toAsk.count) secret(s): no dialog can ask the user (no pinentry); allow it with `coffer access grant` or set the collection's policy to open")
+                server.log("\(identified) was refused \(toAsk.count) secret(s): no dialog can ask the user (no pinentry); "
+                           + (identified.application.isVerified ? "allow it with `coffer access grant` or set the collection's policy to open"
+                                                                : "it is unverified (\(identified.unverifiedBecause ?? "")): only the collection's policy open lets it read"))
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
                 return
             }
@@ -213,6 +215,10 @@ final class AccessGate: @unchecked Sendable {
                 return (.refused("the user denied it access to this item (asked again in at most \(Self.denialMemory / 60) minutes)"), nil)
             case .ask:
                 return (.refused(busy ?? "the user was not asked: no dialog could be shown (see the service's log)"), nil)
+            case .denied where !application.isVerified:
+                return (.refused("the collection's policy is strict, which serves only an item's creator and applications granted access, "
+                                 + "and the service cannot verify which program this process is (its executable cannot be read: "
+                                 + "it made itself non-dumpable), so no grant can name it"), nil)
             case .denied:
                 return (.refused("the collection's policy is strict and it has no grant for this item"), nil)
             }
@@ -245,12 +251,20 @@ final class AccessGate: @unchecked Sendable {
         }
     }
 
-    /// The error a client gets for a secret it may not read: who, why, and how the user can
-    /// allow it.
+    /// The error a client gets for a secret it may not read: who, why, and what would allow it
+    /// (a grant, or the collection's policy).
     static func refusal(of reference: ItemReference, to application: Application?, because why: String) -> DBusError {
-        guard let application else { return .accessDenied("Access denied: \(why).") }
+        let policy = "coffer policy open --collection \(reference.collection)"
+        guard let application else {
+            return .accessDenied("Access denied: \(why). To let every application read this collection: \(policy)")
+        }
+        guard application.isVerified else {
+            return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
+                + "No grant can name a process the service cannot verify; to let every application read this collection: \(policy)")
+        }
         return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
-            + "To allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)")
+            + "To allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)"
+            + " (or every application: \(policy))")
     }
 
     // MARK: Dialogs
@@ -280,6 +294,8 @@ final class AccessGate: @unchecked Sendable {
                 switch answer {
                 case .allowOnce:
                     allowedOnce.formUnion(still)
+                case .allowAlways where !identified.application.isVerified:
+                    refused.formUnion(still)   // the dialog offered no such answer: no grant can name it
                 case .allowAlways:
                     do {
                         let now = Clock.now()
@@ -323,10 +339,18 @@ final class AccessGate: @unchecked Sendable {
         let what = references.count == 1
             ? "the secret \(labels[0])"
             : "\(references.count) secrets (\(labels.joined(separator: ", "))\(references.count > 5 ? ", …" : ""))"
+        let wanted = "wants to read \(what) in the keyring '\(keyring)', created by \(creators.sorted().joined(separator: ", "))."
+        guard application.isVerified else {
+            return ConsentRequest(
+                title: "Allow access to a secret?",
+                description: "A program that cannot be verified, calling itself '\(clean(application.name, limit: 16))', \(wanted)\n\n"
+                    + "It hides which program it is (it made itself non-dumpable), so this answer cannot be remembered for it: "
+                    + "allow only if you just started a program that needs this secret.",
+                allowAlways: nil)
+        }
         return ConsentRequest(
             title: "Allow access to a secret?",
-            description: "\(clean(application.description, limit: .max)) wants to read \(what) in the keyring '\(keyring)', "
-                + "created by \(creators.sorted().joined(separator: ", ")).\n\n"
+            description: "\(clean(application.description, limit: .max)) \(wanted)\n\n"
                 + "Always allow remembers your answer for this application (`coffer access list` shows it).")
     }
 

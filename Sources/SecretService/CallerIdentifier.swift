@@ -31,11 +31,14 @@ public final class CallerIdentifier: Sendable {
     typealias CredentialsQuery = @Sendable (String, @escaping (Result<ConnectionCredentials, DBusError>) -> Void) -> Void
     /// Reads a process's identity (off the loop thread).
     typealias ProcessReader = @Sendable (Int32) throws(ProcessIdentityError) -> ProcessIdentity
+    /// Reads what anyone may read of a process (off the loop thread): for an unverified one.
+    typealias StatReader = @Sendable (Int32) throws(ProcessIdentityError) -> ProcessStat
 
     private let connection: DBusConnection
     private let state: LoopConfined<State>
     private let askBus: CredentialsQuery
     private let readProcess: ProcessReader
+    private let readStat: StatReader
     let digests: ExecutableDigests
 
     private static let procReads = DispatchQueue(label: "coffer.caller-identification", qos: .userInitiated)
@@ -65,11 +68,14 @@ public final class CallerIdentifier: Sendable {
 
     /// The same, asking the bus and reading processes through the given functions (for tests).
     init(connection: DBusConnection, capacity: Int, askBus: @escaping CredentialsQuery,
-         readProcess: @escaping ProcessReader, digests: ExecutableDigests = ExecutableDigests()) {
+         readProcess: @escaping ProcessReader,
+         readStat: @escaping StatReader = { pid throws(ProcessIdentityError) in try ProcessStat.read(processID: pid) },
+         digests: ExecutableDigests = ExecutableDigests()) {
         self.connection = connection
         self.state = LoopConfined(State(capacity: capacity), on: connection)
         self.askBus = askBus
         self.readProcess = readProcess
+        self.readStat = readStat
         self.digests = digests
     }
 
@@ -141,23 +147,35 @@ public final class CallerIdentifier: Sendable {
         }
     }
 
-    /// What process `pid` is, as the caller `uniqueName` (off the loop thread).
+    /// What process `pid` is, as the caller `uniqueName` (off the loop thread): the application
+    /// it runs; an unverified process when that cannot be read but the process runs.
     private func read(_ uniqueName: String, processID pid: Int32,
                       unixUserID: UInt32?) -> Result<Caller, IdentificationError> {
-        let process: ProcessIdentity
+        let why: String
         do {
-            process = try readProcess(pid)
+            let process = try readProcess(pid)
+            if let application = Caller.application(of: process) {
+                return .success(Caller(uniqueName: uniqueName, application: application, unixUserID: unixUserID,
+                                       process: process, digests: digests))
+            }
+            why = "the path of its executable names no application: \(process.executable.path.debugDescription)"
+        } catch .gone {
+            return .failure(.gone(uniqueName: uniqueName))
+        } catch .unreadable(_, let error) where error == .permissionDenied || error == .notPermitted {
+            why = "its executable cannot be read (the process made itself non-dumpable, as ssh-agent and gpg-agent do, "
+                + "or runs with other privileges)"
+        } catch {
+            why = error.description
+        }
+        do {
+            let stat = try readStat(pid)
+            return .success(Caller(uniqueName: uniqueName, unverified: stat, processID: pid, unixUserID: unixUserID,
+                                   reason: why, digests: digests))
         } catch .gone {
             return .failure(.gone(uniqueName: uniqueName))
         } catch {
-            return .failure(.unreadable(uniqueName: uniqueName, reason: error.description))
+            return .failure(.unreadable(uniqueName: uniqueName, reason: "\(why); and \(error)"))
         }
-        guard let application = Caller.application(of: process) else {
-            return .failure(.unreadable(uniqueName: uniqueName,
-                                        reason: "the path of its executable names no application: \(process.executable.path.debugDescription)"))
-        }
-        return .success(Caller(uniqueName: uniqueName, application: application, unixUserID: unixUserID,
-                               process: process, digests: digests))
     }
 
     /// Ends the lookup of `uniqueName`: remembers a caller found (unless forgotten meanwhile)

@@ -45,10 +45,11 @@ public struct ConsentRequest: Sendable {
     /// Who wants what, e.g. "/usr/bin/python3 wants to read 'GitHub token' from 'login'."
     public var description: String
     public var allowOnce: String
-    public var allowAlways: String
+    /// Nil: no "Always allow" button (for a caller no grant can name: an unverified process).
+    public var allowAlways: String?
     public var deny: String
 
-    public init(title: String, description: String, allowOnce: String = "Allow once", allowAlways: String = "Always allow",
+    public init(title: String, description: String, allowOnce: String = "Allow once", allowAlways: String? = "Always allow",
                 deny: String = "Deny") {
         self.title = title
         self.description = description

@@ -60,13 +60,15 @@ public final class Pinentry: PasswordAsker, ConsentAsker {
             try c.command("SETTITLE", request.title)
             try c.command("SETDESC", request.description)
             try c.command("SETOK", request.allowOnce)
-            try c.command("SETNOTOK", request.allowAlways, required: false)   // old pinentries: two buttons
+            if let allowAlways = request.allowAlways {
+                try c.command("SETNOTOK", allowAlways, required: false)   // old pinentries: two buttons
+            }
             try c.command("SETCANCEL", request.deny)
             return try c.confirm()
         }
         switch outcome {
         case .success(.confirmed): return .allowOnce
-        case .success(.notConfirmed): return .allowAlways
+        case .success(.notConfirmed): return request.allowAlways == nil ? .deny : .allowAlways
         case .failure(.cancelled): return .deny
         case .failure(.unavailable(let why)): return .unavailable(why)
         }

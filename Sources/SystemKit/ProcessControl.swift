@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CProcess
 
 /// Calls a process makes on itself.
 public enum ProcessControl {
@@ -44,6 +45,14 @@ public enum ProcessControl {
 
     /// `setsid(2)`: a session of its own, without a controlling terminal.
     public static func startSession() { _ = setsid() }
+
+    /// `PR_SET_DUMPABLE 0`: other processes of this user can no longer trace this one or read
+    /// its memory (cofferd, which holds the keys of every unlocked collection). It also hides
+    /// its /proc/PID/exe, so the service could no longer tell which program it is: clients
+    /// must not call it. Returns false if it failed.
+    @discardableResult public static func makeNonDumpable() -> Bool {
+        cprocess_make_non_dumpable() == 0
+    }
 
     /// Ignores `signal` process-wide (SIGPIPE: a write to a closed pipe then fails with EPIPE).
     public static func ignore(signal number: Int32) { _ = signal(number, SIG_IGN) }

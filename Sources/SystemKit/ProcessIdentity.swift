@@ -46,6 +46,15 @@ public struct ProcessIdentity: Equatable, Sendable {
     }
 }
 
+extension ProcessStat {
+    /// What `/proc/PID/stat` says of process `processID`, which runs (else `.gone`). Readable
+    /// where `ProcessIdentity.read` is not: for a process that made itself non-dumpable.
+    public static func read(processID: Int32) throws(ProcessIdentityError) -> ProcessStat {
+        guard processID > 0 else { throw .gone(processID: processID) }
+        return try ProcessFiles(directory: "/proc/\(processID)", selfDirectory: "/proc/self", processID: processID).stat()
+    }
+}
+
 /// The program file a process runs, found through `/proc/PID/exe`.
 public struct RunningExecutable: Equatable, Sendable {
     /// Where it was when the process started it, as the kernel gives it seen from this process's
@@ -95,6 +104,11 @@ private struct ProcessFiles {
     static let deletedMark = " (deleted)"
 
     func startTime() throws(ProcessIdentityError) -> UInt64 {
+        try stat().startTime
+    }
+
+    /// `stat`, of a process that runs (else `.gone`).
+    func stat() throws(ProcessIdentityError) -> ProcessStat {
         let bytes: [UInt8]?
         do {
             bytes = try contents("stat")
@@ -109,7 +123,7 @@ private struct ProcessFiles {
             throw .malformed(processID: processID, file: "stat")
         }
         if stat.hasExited { throw .gone(processID: processID) }
-        return stat.startTime
+        return stat
     }
 
     func executable() throws(ProcessIdentityError) -> RunningExecutable {

@@ -1,5 +1,6 @@
 /// The fields of `/proc/PID/stat` that tell one process from another: its state and when it
-/// started.
+/// started; and the command name it gives itself. Unlike `/proc/PID/exe`, this file is readable
+/// for every process of the user, also one that made itself non-dumpable.
 ///
 /// The second field is the command name in parentheses, which the process chooses
 /// (`prctl(PR_SET_NAME)`, or its file name) and which may itself hold `)`, spaces and digits;
@@ -10,6 +11,9 @@ public struct ProcessStat: Equatable, Sendable {
     /// When the process started, in clock ticks since boot (field 22). With the PID, it names
     /// one process for all time: a PID reused later comes with a later start time.
     public let startTime: UInt64
+    /// The command name (field 2, at most 15 bytes): the file name it was started from, or what
+    /// it set with `prctl(PR_SET_NAME)`. The process chooses it, so it describes, never identifies.
+    public let commandName: String
 
     /// Whether the process has exited (a zombie waiting for its parent, or dead).
     public var hasExited: Bool { state == "Z" || state == "X" }
@@ -17,7 +21,7 @@ public struct ProcessStat: Equatable, Sendable {
     /// Reads the text of `/proc/PID/stat`; nil when it does not have the kernel's shape.
     public init?(parsing text: String) {
         guard let close = text.utf8.lastIndex(of: UInt8(ascii: ")")),
-              text.utf8.contains(UInt8(ascii: "(")) else { return nil }
+              let open = text.utf8.firstIndex(of: UInt8(ascii: "(")), open < close else { return nil }
         let rest = text.utf8[text.utf8.index(after: close)...]
         let fields = rest.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") })
         // After the name come fields 3, 4, …; field 22 is the 20th of them.
@@ -26,6 +30,7 @@ public struct ProcessStat: Equatable, Sendable {
               let start = ProcessStat.number(fields[19]) else { return nil }
         state = Character(Unicode.Scalar(letter))
         startTime = start
+        commandName = String(decoding: text.utf8[text.utf8.index(after: open)..<close], as: UTF8.self)
     }
 
     /// A decimal number of ASCII digits only (no sign, no spaces).

@@ -123,7 +123,7 @@ struct AccessGrantCommand: ParsableCommand {
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
-        let application = try AccessRules.application(self.application)
+        let application = try AccessRules.application(self.application, granting: true)
         if item != nil && !items.isEmpty { throw ValidationError("choose items by --item or by attributes, not both") }
         if sameBinary && application.kind != .executable {
             throw ValidationError("--same-binary applies to programs named by path, not to \(application.kind.rawValue) apps")
@@ -131,7 +131,7 @@ struct AccessGrantCommand: ParsableCommand {
     }
 
     func run() throws {
-        let application = try AccessRules.application(self.application)
+        let application = try AccessRules.application(self.application, granting: true)
         var digest: [UInt8]?
         if sameBinary {
             guard let bytes = try? FileSystem.contents(of: application.name) else {

@@ -36,10 +36,16 @@ struct AccessRules {
         }
     }
 
-    /// `text` as an application, or a usage error saying how to write one.
-    static func application(_ text: String) throws -> Application {
+    /// `text` as an application, or a usage error saying how to write one. `granting`: it is to
+    /// be granted access, which an unverified process cannot be.
+    static func application(_ text: String, granting: Bool = false) throws -> Application {
         guard let application = Application(encoded: text) else {
             throw ValidationError("'\(Encode.display(text))' does not name an application: write \(Application.rule)")
+        }
+        if granting && !application.isVerified {
+            throw ValidationError("'\(Encode.display(text))' is an unverified process: the service cannot read which program it runs, "
+                + "so a grant to it could be used by any process calling itself '\(Encode.display(application.name))'. "
+                + "Grant the program by its path (exe:/usr/bin/NAME) once it no longer hides itself, or set the collection's policy to open")
         }
         return application
     }

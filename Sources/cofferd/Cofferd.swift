@@ -116,6 +116,7 @@ struct Cofferd: ParsableCommand {
         }
         Crypto.unblockAllSignals()
         Crypto.disableCoreDumps()
+        ProcessControl.makeNonDumpable()   // no other program of the user reads the keys from its memory
         ProcessControl.ignore(signal: SIGPIPE)
         // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
         // threads are not inherited by a child, so they must be set up in the process that serves.

@@ -14,7 +14,10 @@ enum Stop {
         guard let owner = BusNameOwner(of: Startup.busName, on: connection) else {
             throw StartupError("no Secret Service serves this session bus, so there is nothing to stop", status: ExitStatus.notRunning)
         }
-        guard let pid = owner.processID, let executable = owner.executable, isCofferd(executable) else {
+        // cofferd hides its executable from other processes (it is non-dumpable): its name is
+        // what tells. Any process of the user may send it SIGTERM anyway; the check keeps
+        // --stop from stopping another provider by mistake.
+        guard let pid = owner.processID, owner.programName == "cofferd" else {
             throw StartupError("\(Startup.busName) is served by \(owner), which is not cofferd; cofferd --stop stops only cofferd",
                                status: ExitStatus.notRunning)
         }
@@ -31,10 +34,5 @@ enum Stop {
             usleep(20_000)
         }
         log("stopped cofferd \(owner)")
-    }
-
-    /// Whether `executable` is a cofferd.
-    private static func isCofferd(_ executable: String) -> Bool {
-        executable.split(separator: "/").last == "cofferd"
     }
 }

@@ -106,18 +106,24 @@ import Testing
         #expect(server.cachedCount == 0)
     }
 
-    @Test func aProcessThatCannotBeReadIsAnError() throws {
+    /// A process whose executable cannot be read (non-dumpable) is served as an unverified
+    /// process named by its command name, never as an application; one that is gone is an error.
+    @Test func aProcessThatHidesItsExecutableIsUnverified() throws {
         let server = try IdentifyingServer(readProcess: { pid throws(ProcessIdentityError) in
             throw .unreadable(processID: pid, .permissionDenied)
         })
         defer { server.stop() }
         let client = try DBusConnection(address: server.bus.address)
-        guard case .failure(.unreadable(let name, let reason)) = server.identify(client.uniqueName) else {
-            Issue.record("identified a process it could not read")
+        guard case .success(let caller) = server.identify(client.uniqueName) else {
+            Issue.record("a process that hides its executable was not served as unverified")
             return
         }
-        #expect(name == client.uniqueName)
-        #expect(reason.contains("Permission denied"))
+        let ownName = try ProcessStat.read(processID: getpid()).commandName
+        #expect(caller.application == .unverified(commandName: ownName))
+        #expect(!caller.application.isVerified)
+        #expect(caller.process == nil && caller.executableDigest == nil)
+        #expect(caller.processID == getpid())
+        #expect(caller.unverifiedBecause?.contains("non-dumpable") == true)
 
         let vanished = try IdentifyingServer(readProcess: { pid throws(ProcessIdentityError) in throw .gone(processID: pid) })
         defer { vanished.stop() }

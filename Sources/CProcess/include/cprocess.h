@@ -10,13 +10,18 @@
 #include <sys/vfs.h>
 #include <signal.h>
 
-/// Marks the process non-dumpable and sets the core size limit to zero.
-/// Returns 0 on success, -1 if either call failed.
+/// Sets the core size limit (soft and hard) to zero: no core file, and systemd-coredump keeps
+/// nothing either. Returns 0, or -1 with errno set.
 static inline int cprocess_disable_core_dumps(void) {
     struct rlimit none = { 0, 0 };
-    int a = setrlimit(RLIMIT_CORE, &none);
-    int b = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    return (a == 0 && b == 0) ? 0 : -1;
+    return setrlimit(RLIMIT_CORE, &none);
+}
+
+/// Marks the process non-dumpable: other processes of the same user can no longer trace it or
+/// read its memory, and its /proc/PID/exe, maps, environ and fd/ become root's.
+/// Returns 0, or -1 with errno set.
+static inline int cprocess_make_non_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 /// Names the calling thread (the kernel keeps 15 bytes): what `top -H` and perf show.
