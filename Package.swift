@@ -73,7 +73,7 @@ let package = Package(
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
-            "SecretService", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
+            "SecretService", "SecretServiceProtocol", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [

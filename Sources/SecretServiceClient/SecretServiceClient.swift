@@ -81,7 +81,7 @@ public final class SecretServiceClient: @unchecked Sendable {
 
     /// The property `name` of `interface` on `path`.
     public func property(_ name: String, of interface: String, on path: ObjectPath) throws(DBusError) -> DBusValue {
-        let reply = try connection.call(destination: destination, path: path, interface: Properties.interface,
+        let reply = try connection.call(destination: destination, path: path, interface: StandardInterface.properties,
                                         member: "Get", arguments: [.string(interface), .string(name)])
         guard reply.count == 1, case .variant(let value) = reply[0] else { throw Self.unexpected("Get \(name)") }
         return value
@@ -89,7 +89,7 @@ public final class SecretServiceClient: @unchecked Sendable {
 
     /// Every property of `interface` on `path`.
     public func properties(of interface: String, on path: ObjectPath) throws(DBusError) -> [String: DBusValue] {
-        let reply = try connection.call(destination: destination, path: path, interface: Properties.interface,
+        let reply = try connection.call(destination: destination, path: path, interface: StandardInterface.properties,
                                         member: "GetAll", arguments: [.string(interface)])
         guard reply.count == 1, let values = reply[0].variantDictionary else { throw Self.unexpected("GetAll") }
         return values
@@ -97,7 +97,7 @@ public final class SecretServiceClient: @unchecked Sendable {
 
     /// Sets the property `name` of `interface` on `path`.
     public func setProperty(_ name: String, of interface: String, on path: ObjectPath, to value: DBusValue) throws(DBusError) {
-        _ = try connection.call(destination: destination, path: path, interface: Properties.interface,
+        _ = try connection.call(destination: destination, path: path, interface: StandardInterface.properties,
                                 member: "Set", arguments: [.string(interface), .string(name), .variant(value)])
     }
 
@@ -125,9 +125,5 @@ public final class SecretServiceClient: @unchecked Sendable {
     /// The provider answered with something the specification does not allow.
     static func unexpected(_ what: String) -> DBusError {
         .failed("the Secret Service gave an unexpected reply to \(what)")
-    }
-
-    private enum Properties {
-        static let interface = "org.freedesktop.DBus.Properties"
     }
 }

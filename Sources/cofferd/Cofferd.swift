@@ -6,6 +6,7 @@ import DBusKit
 import FoundationEssentials
 import Glibc
 import SecretService
+import SecretServiceProtocol
 import SystemKit
 
 /// `cofferd`: the Secret Service daemon (bus name org.freedesktop.secrets).
@@ -142,8 +143,9 @@ struct Cofferd: ParsableCommand {
         // started and may ask us to stop; a stop() before run() makes run() return at once.
         Shutdown.install(on: connection, log: log)
         let environment = ProcessInfo.processInfo.environment
-        let passwords = Pinentry(program: PinentryChoice.program(option: pinentry, environment: environment),
-                                 environment: PinentryChoice.environment(environment, startedOn: terminal))
+        let pinentryProgram = PinentryChoice.program(option: pinentry, environment: environment)
+        let pinentryEnvironment = PinentryChoice.environment(environment, startedOn: terminal)
+        let passwords = Pinentry(program: pinentryProgram, environment: pinentryEnvironment)
         let lockSettings = LockSettingsSource(file: LockConfigurationFile(path: LockConfigurationFile.defaultPath()), log: log)
         let server = SecretServer(keychain: keychain, connection: connection, passwords: passwords, consent: passwords, audit: audit,
                                   lockSettings: lockSettings.current, log: log)
@@ -151,6 +153,11 @@ struct Cofferd: ParsableCommand {
         let systemBus = try? systemBusResult.get()
         server.fingerprint = systemBus.map { Fprintd(system: $0.connection) }
         try server.start()
+        server.describe(as: CofferDaemonDescription(
+            version: CofferVersion.current, executable: FileSystem.symbolicLinkTarget("/proc/self/exe") ?? CommandLine.arguments[0],
+            dataDirectory: directory.hasPrefix("/") ? directory
+                : FileSystem.symbolicLinkTarget("/proc/self/cwd").map { "\($0)/\(directory)" } ?? directory,
+            pinentryProgram: pinentryProgram, pinentryEnvironment: pinentryEnvironment))
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
         let lockTriggers = LockTriggers(server: server, system: systemBus?.connection)
         try lockTriggers.start()

@@ -1,6 +1,7 @@
 import DBusKit
 import FoundationEssentials
 import Glibc
+import SecretServiceProtocol
 import SystemKit
 
 /// `cofferd --stop`: stops the cofferd serving this bus (SIGTERM: it finishes what it was
@@ -14,10 +15,11 @@ enum Stop {
         guard let owner = BusNameOwner(of: Startup.busName, on: connection) else {
             throw StartupError("no Secret Service serves this session bus, so there is nothing to stop", status: ExitStatus.notRunning)
         }
-        // cofferd hides its executable from other processes (it is non-dumpable): its name is
-        // what tells. Any process of the user may send it SIGTERM anyway; the check keeps
-        // --stop from stopping another provider by mistake.
-        guard let pid = owner.processID, owner.programName == "cofferd" else {
+        // cofferd hides its executable from other processes (it is non-dumpable): it tells what
+        // it is over the bus (org.coffer.Daemon). Any process of the user may send it SIGTERM
+        // anyway; the check keeps --stop from stopping another provider by mistake.
+        let tellsItIsCofferd = (try? CofferDaemonDescription.read(from: owner.uniqueName, on: connection)) != nil
+        guard let pid = owner.processID, tellsItIsCofferd || owner.programName == "cofferd" else {
             throw StartupError("\(Startup.busName) is served by \(owner), which is not cofferd; cofferd --stop stops only cofferd",
                                status: ExitStatus.notRunning)
         }

@@ -1,5 +1,6 @@
 import DBusKit
 import SecretServiceClient
+import SecretServiceProtocol
 
 /// Who owns org.freedesktop.secrets on the session bus, as the bus daemon tells.
 enum BusState {
@@ -23,15 +24,21 @@ struct SecretServiceOwner {
     let uniqueName: String
     /// From GetConnectionUnixProcessID; nil when the bus could not tell.
     let process: ProcessDetails?
+    /// What the owner tells of itself when it is cofferd (`org.coffer.Daemon`): cofferd is
+    /// non-dumpable, so /proc hides its executable and environment from its user.
+    let daemon: CofferDaemonDescription?
 
-    var programName: String { process?.programName ?? "an unknown program" }
-    var isCofferd: Bool { process?.programName == "cofferd" }
+    var programName: String {
+        daemon?.executable.split(separator: "/").last.map(String.init) ?? process?.programName ?? "an unknown program"
+    }
+    var isCofferd: Bool { daemon != nil || process?.programName == "cofferd" }
     var isGnomeKeyring: Bool { process?.programName == "gnome-keyring-daemon" }
 
     /// `cofferd (PID 1234, /usr/bin/cofferd)`.
     var description: String {
         guard let process else { return "\(programName) (bus connection \(uniqueName))" }
-        return "\(programName) (PID \(process.pid)" + (process.executable.map { ", \($0)" } ?? "") + ")"
+        let executable = daemon?.executable ?? process.executable
+        return "\(programName) (PID \(process.pid)" + (executable.map { ", \($0)" } ?? "") + ")"
     }
 }
 
@@ -50,7 +57,8 @@ enum BusCheck {
             return .failed("the session bus did not say who owns \(SecretServiceClient.busName): \(error.message)")
         }
         let pid = try? connection.unixProcessID(of: owner)
-        return .owned(SecretServiceOwner(uniqueName: owner, process: pid.map { ProcessDetails(pid: $0) }))
+        return .owned(SecretServiceOwner(uniqueName: owner, process: pid.map { ProcessDetails(pid: $0) },
+                                         daemon: try? CofferDaemonDescription.read(from: owner, on: connection)))
     }
 
     static func finding(_ state: BusState, activation: ActivationFile?) -> Finding {

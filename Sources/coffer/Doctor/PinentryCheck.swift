@@ -2,12 +2,16 @@ import SystemKit
 
 /// Finding 7: which pinentry program a password prompt would use now, and whether it can be
 /// shown, by the same choice cofferd makes (`PinentryChoice`): in the serving cofferd's
-/// environment, with its --pinentry, when /proc shows them; else in this session's, for a
+/// environment, with its --pinentry, as it tells them (or /proc shows them); else in this session's, for a
 /// cofferd started from here.
 enum PinentryCheck {
     static func finding(bus: BusState, session: SessionPaths) -> Finding {
         let program: String?, environment: [String: String], whose: String
-        if let process = bus.cofferd?.process, let daemonEnvironment = process.environment {
+        if let cofferd = bus.cofferd, let daemon = cofferd.daemon {
+            program = daemon.pinentryProgram
+            environment = daemon.pinentryEnvironment
+            whose = "cofferd (PID \(cofferd.process.map { String($0.pid) } ?? "?"))"
+        } else if let process = bus.cofferd?.process, let daemonEnvironment = process.environment {
             program = PinentryChoice.program(option: process.option("pinentry"), environment: daemonEnvironment)
             environment = PinentryChoice.environment(daemonEnvironment, startedOn: process.terminal)
             whose = "cofferd (PID \(process.pid))"

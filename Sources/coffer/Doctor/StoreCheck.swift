@@ -11,10 +11,14 @@ enum StoreCheck {
         let source: String
     }
 
-    /// --data-dir; else the directory of the cofferd serving the bus (its --data-dir, else
-    /// the default its environment gives); else the default for this environment.
+    /// --data-dir; else the directory of the cofferd serving the bus (as it tells, else as /proc
+    /// shows: its --data-dir, else the default its environment gives); else the default for
+    /// this environment.
     static func location(dataDir: String?, bus: BusState, session: SessionPaths) -> Location {
         if let dataDir { return Location(directory: dataDir, source: "given with --data-dir") }
+        if let daemon = bus.cofferd?.daemon {
+            return Location(directory: daemon.dataDirectory, source: "the store of the running cofferd")
+        }
         if let process = bus.cofferd?.process, let environment = process.environment {
             let directory = process.option("data-dir").map(process.absolute) ?? FileStore.defaultDirectory(environment: environment)
             return Location(directory: directory, source: "the store of the running cofferd")

@@ -1,0 +1,88 @@
+import DBusKit
+
+/// `org.coffer.Daemon` at `/org/coffer/Daemon`: what cofferd tells of itself, for
+/// `coffer doctor` and `cofferd --stop`. cofferd is non-dumpable (no program of its user may
+/// read its memory), so /proc hides its executable and environment from the user's programs;
+/// it says here what they need. Read-only properties, none of them secret. Not part of the
+/// Secret Service: other providers do not have it.
+public enum CofferDaemonInterface {
+    public static let name = "org.coffer.Daemon"
+    public static let path: ObjectPath = "/org/coffer/Daemon"
+
+    public static let description = InterfaceDescription(name, properties: [
+        PropertyDescription(Property.version, .string),
+        PropertyDescription(Property.executable, .string),
+        PropertyDescription(Property.dataDirectory, .string),
+        PropertyDescription(Property.pinentryProgram, .string),
+        PropertyDescription(Property.pinentryEnvironment, .stringDictionary),
+    ])
+
+    public enum Property {
+        /// Coffer's version (`CofferVersion.current`).
+        public static let version = "Version"
+        /// The program file it runs (its `/proc/self/exe`).
+        public static let executable = "Executable"
+        /// The store directory it serves.
+        public static let dataDirectory = "DataDirectory"
+        /// The pinentry program it was told to use (`--pinentry`, `$COFFER_PINENTRY`); empty
+        /// when it chooses one itself.
+        public static let pinentryProgram = "PinentryProgram"
+        /// The variables of its environment that choose and place a pinentry (`pinentryVariables`).
+        public static let pinentryEnvironment = "PinentryEnvironment"
+    }
+
+    /// The environment variables `PinentryEnvironment` carries: where a prompt can be shown
+    /// and where the program is looked up.
+    public static let pinentryVariables = ["DISPLAY", "WAYLAND_DISPLAY", "GPG_TTY", "PATH"]
+}
+
+/// What cofferd tells of itself (`CofferDaemonInterface`): served by cofferd, read by
+/// `coffer doctor` and `cofferd --stop`.
+public struct CofferDaemonDescription: Sendable, Equatable {
+    public var version: String
+    public var executable: String
+    public var dataDirectory: String
+    /// The pinentry program it was told to use; nil when it chooses one.
+    public var pinentryProgram: String?
+    /// Its pinentry's environment: only `CofferDaemonInterface.pinentryVariables` are kept.
+    public var pinentryEnvironment: [String: String]
+
+    public init(version: String, executable: String, dataDirectory: String, pinentryProgram: String?,
+                pinentryEnvironment: [String: String]) {
+        self.version = version
+        self.executable = executable
+        self.dataDirectory = dataDirectory
+        self.pinentryProgram = pinentryProgram.flatMap { $0.isEmpty ? nil : $0 }
+        self.pinentryEnvironment = pinentryEnvironment.filter { CofferDaemonInterface.pinentryVariables.contains($0.key) }
+    }
+
+    /// The value of property `name` (one of `CofferDaemonInterface.Property`), nil for another.
+    public func value(of name: String) -> DBusValue? {
+        typealias P = CofferDaemonInterface.Property
+        return switch name {
+        case P.version: .string(version)
+        case P.executable: .string(executable)
+        case P.dataDirectory: .string(dataDirectory)
+        case P.pinentryProgram: .string(pinentryProgram ?? "")
+        case P.pinentryEnvironment: .stringDictionary(pinentryEnvironment)
+        default: nil
+        }
+    }
+
+    /// Asks `owner` (a unique name) on `connection` for its description: an error when it is
+    /// not cofferd (it has no such interface) or does not answer as cofferd does.
+    public static func read(from owner: String, on connection: DBusConnection,
+                            timeout: Duration = .seconds(5)) throws(DBusError) -> CofferDaemonDescription {
+        typealias P = CofferDaemonInterface.Property
+        let reply = try connection.call(destination: owner, path: CofferDaemonInterface.path, interface: StandardInterface.properties,
+                                        member: "GetAll", arguments: [.string(CofferDaemonInterface.name)], timeout: timeout)
+        guard reply.count == 1, let values = reply[0].variantDictionary,
+              let version = values[P.version]?.string, let executable = values[P.executable]?.string,
+              let dataDirectory = values[P.dataDirectory]?.string, let program = values[P.pinentryProgram]?.string,
+              let environment = values[P.pinentryEnvironment]?.stringDictionary else {
+            throw .failed("\(owner) does not describe itself as cofferd does (\(CofferDaemonInterface.name))")
+        }
+        return CofferDaemonDescription(version: version, executable: executable, dataDirectory: dataDirectory,
+                                       pinentryProgram: program, pinentryEnvironment: environment)
+    }
+}
