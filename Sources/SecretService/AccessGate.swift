@@ -145,9 +145,10 @@ final class AccessGate: @unchecked Sendable {
                 return
             }
             guard let consent else {
+                let collections = Set(toAsk.map(\.collection)).sorted()
                 server.log("\(identified) was refused \(toAsk.count) secret(s): no dialog can ask the user (no pinentry); "
-                           + (identified.application.isVerified ? "allow it with `coffer access grant` or set the collection's policy to open"
-                                                                : "it is unverified (\(identified.unverifiedBecause ?? "")): only the collection's policy open lets it read"))
+                           + (identified.application.isVerified ? "" : "it is unverified (\(identified.unverifiedBecause ?? "")); ")
+                           + collections.map { Self.howToAllow(identified.application, in: $0) }.joined(separator: "; "))
                 then(conclude(references, decisions, for: client, as: identified, allowedOnce: []))
                 return
             }
@@ -251,20 +252,32 @@ final class AccessGate: @unchecked Sendable {
         }
     }
 
+    /// What would let `application` read the secrets of `collection`: a grant (unless it is
+    /// unverified, which no grant can name), or the open policy.
+    static func howToAllow(_ application: Application, in collection: CollectionID) -> String {
+        let policy = "coffer policy open --collection \(collection)"
+        guard application.isVerified else { return "to let every application read '\(collection)': \(policy)" }
+        return "to allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(collection)"
+            + " (or every application: \(policy))"
+    }
+
     /// The error a client gets for a secret it may not read: who, why, and what would allow it
-    /// (a grant, or the collection's policy).
-    static func refusal(of reference: ItemReference, to application: Application?, because why: String) -> DBusError {
+    /// (a grant, or the collection's policy). `others`: how many more items, asked for in the
+    /// same call, were refused too.
+    static func refusal(of reference: ItemReference, to application: Application?, because why: String,
+                        others: Int = 0) -> DBusError {
         let policy = "coffer policy open --collection \(reference.collection)"
+        let what = "item \(reference)" + (others > 0 ? " (and \(others) more asked for with it)" : "")
         guard let application else {
-            return .accessDenied("Access denied: \(why). To let every application read this collection: \(policy)")
+            return .accessDenied("Access denied to \(what): \(why). To let every application read this collection: \(policy)")
         }
         guard application.isVerified else {
-            return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
+            return .accessDenied("Access denied: \(application) may not read \(what): \(why). "
                 + "No grant can name a process the service cannot verify; to let every application read this collection: \(policy)")
         }
-        return .accessDenied("Access denied: \(application) may not read item \(reference): \(why). "
-            + "To allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(reference.collection) --item \(reference.item)"
-            + " (or every application: \(policy))")
+        return .accessDenied("Access denied: \(application) may not read \(what): \(why). "
+            + "To allow it: coffer access grant \(ShellQuoting.quoted(application.encoded)) --collection \(reference.collection)"
+            + (others > 0 ? "" : " --item \(reference.item)") + " (or every application: \(policy))")
     }
 
     // MARK: Dialogs
@@ -317,7 +330,8 @@ final class AccessGate: @unchecked Sendable {
                 case .deny:
                     refused.formUnion(still)
                 case .unavailable(let why):
-                    log("\(identified.application) was refused \(still.count) secret(s) of \(collection): the user could not be asked (\(why))")
+                    log("\(identified.application) was refused \(still.count) secret(s) of \(collection): the user could not be asked (\(why)); "
+                        + Self.howToAllow(identified.application, in: collection))
                 }
             }
             let answers = (allowedOnce, refused)

@@ -70,7 +70,8 @@ public final class Pinentry: PasswordAsker, ConsentAsker {
         case .success(.confirmed): return .allowOnce
         case .success(.notConfirmed): return request.allowAlways == nil ? .deny : .allowAlways
         case .failure(.cancelled): return .deny
-        case .failure(.unavailable(let why)): return .unavailable(why)
+        // Unlocking is no answer to a question of access: the cause alone (the caller says what would allow it).
+        case .failure(.unavailable(let why)): return .unavailable(why == PinentryChoice.nowhereMessage ? PinentryChoice.nowhereCause : why)
         }
     }
 

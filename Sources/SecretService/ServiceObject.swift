@@ -129,8 +129,16 @@ struct ServiceObject: DBusObject {
         let server = self.server
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
         server.gate.authorizeReads(of: named.map(\.1), by: call.sender) { verdict in
-            // Items the application may not read are left out, as locked ones are.
+            // Items the application may not read are left out, as locked ones are; when that
+            // leaves nothing, the call fails saying why (an empty answer would say nothing).
             let allowed = zip(named, verdict.verdicts).compactMap { $1 == .allowed ? $0 : nil }
+            let refused = zip(named, verdict.verdicts).compactMap { item, verdict -> (ItemReference, String)? in
+                if case .refused(let why) = verdict { (item.1, why) } else { nil }
+            }
+            if allowed.isEmpty, let (first, why) = refused.first {
+                call.fail(AccessGate.refusal(of: first, to: verdict.application, because: why, others: refused.count - 1))
+                return
+            }
             do {
                 let session = try server.session(at: path, for: call.sender)
                 var replyBytes = 0

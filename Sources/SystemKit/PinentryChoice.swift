@@ -14,9 +14,13 @@ public struct PinentryChoice: Sendable {
     public static let notFoundMessage =
         "no pinentry program found; install pinentry-gnome3 or pinentry-curses, or pass --pinentry"
 
-    /// Why no prompt can be shown in a session without a display or a terminal.
+    /// Why no prompt can be shown in a session without a display or a terminal (the cause alone).
+    public static let nowhereCause =
+        "no prompt can be shown: there is no display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal (GPG_TTY is unset)"
+
+    /// `nowhereCause`, and what to do for a password prompt.
     public static let nowhereMessage =
-        "no prompt can be shown: there is no display (DISPLAY and WAYLAND_DISPLAY are unset) and no terminal (GPG_TTY is unset). Set GPG_TTY=$(tty) (or DISPLAY) in cofferd's environment, pass --pinentry, or unlock with 'coffer unlock'"
+        nowhereCause + ". Set GPG_TTY=$(tty) (or DISPLAY) in cofferd's environment, pass --pinentry, or unlock with 'coffer unlock'"
 
     /// The program that would run: absolute, or as given when that contains a `/`. Nil when
     /// none was found.

@@ -16,6 +16,8 @@ enum ExitStatus {
     static let storeFailure: Int32 = 5
     /// `coffer doctor` found at least one problem.
     static let problemFound: Int32 = 6
+    /// cofferd did not let coffer read a secret: the collection's policy, or the user, refused.
+    static let refused: Int32 = 7
 }
 
 /// A failure to report: one line on stderr (`coffer: ` + message) and an exit status.
@@ -34,6 +36,7 @@ struct CLIError: Error {
     static func locked(_ message: String) -> CLIError { CLIError(status: ExitStatus.locked, message) }
     static func duplicate(_ message: String) -> CLIError { CLIError(status: ExitStatus.duplicate, message) }
     static func storeFailure(_ message: String) -> CLIError { CLIError(status: ExitStatus.storeFailure, message) }
+    static func refused(_ message: String) -> CLIError { CLIError(status: ExitStatus.refused, message) }
 
     /// The generic mapping of a core error; callers that know more (which collection, which
     /// operation) catch the cases they can explain better first.

@@ -61,6 +61,9 @@ struct CofferCommand: ParsableCommand {
              'add --replace'), or a collection with the same id
           5  store damaged, or an I/O or system error (or the daemon failed)
           6  'doctor' found a problem (its output says what to fix)
+          7  refused: cofferd did not let coffer read a secret (the
+             collection's policy, or the user, refused; the message says
+             what would allow it)
           Errors are one line on stderr starting with "coffer: ".
 
         FILES

@@ -10,6 +10,7 @@ import SecretServiceProtocol
 /// - `Secret.Error.IsLocked` -> locked (3); `org.gnome.keyring.Error.Denied` -> wrong password (3)
 /// - `Secret.Error.AlreadyExists` -> already exists (4)
 /// - `DBus.Error.InvalidArgs` -> usage (2): the service refused what the command asked for
+/// - `DBus.Error.AccessDenied` -> refused (7): the collection's policy, or the user, refused
 /// - a prompt dismissed or unanswered, anything else (the service gone, a timeout, a store
 ///   failure in it) -> 5
 enum DaemonErrors {
@@ -45,14 +46,14 @@ enum DaemonErrors {
              DBusError.Name.disconnected:
             return CLIError.storeFailure("the Secret Service (cofferd) stopped answering: \(detail(error)). Check that it runs, then try again")
         case DBusError.Name.accessDenied:
-            return CLIError.storeFailure("the Secret Service refused access: \(detail(error))")
+            return CLIError.refused("cofferd refused: \(detail(error))")
         default:
             return CLIError.storeFailure("the Secret Service failed: \(detail(error))")
         }
     }
 
     /// The error's message (never a secret: services do not echo them), safe to print.
-    private static func detail(_ error: DBusError) -> String {
+    static func detail(_ error: DBusError) -> String {
         let text = error.message.isEmpty ? error.name : error.message
         return Encode.display(String(text.prefix(300)))
     }

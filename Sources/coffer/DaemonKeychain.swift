@@ -161,12 +161,33 @@ final class DaemonKeychain: KeychainBackend {
 
     /// The secrets of `references` (one collection), in GetSecrets batches, each decoded into
     /// secure memory only when `body` gets it.
+    /// The secrets cofferd gives; one it refuses (and did not refuse all, which is an error of
+    /// its own) is an error too, saying how many were refused and why, never a silent gap.
     func forEachSecret(of references: [ItemReference], _ body: (Int, Secret) throws -> Void) throws {
         guard let collection = references.first?.collection else { return }
         let session = try session()
+        var given = Set<Int>()
         try calling(.item(collection)) {
-            try client.forEachSecret(of: references.map(SecretPath.item), session: session, body)
+            try client.forEachSecret(of: references.map(SecretPath.item), session: session) { position, secret in
+                given.insert(position)
+                try body(position, secret)
+            }
         }
+        guard given.count < references.count else { return }
+        // Left out: refused, or locked or deleted meanwhile (as direct mode leaves those out).
+        // An item that exists in an unlocked collection was refused; asking for the first of
+        // those alone gets cofferd's reason.
+        let refused = references.indices.filter { position in
+            !given.contains(position) && (try? client.item(SecretPath.item(references[position])))?.isLocked == false
+        }
+        guard let first = refused.first else { return }
+        var reason = "its policy or the user did not allow it"
+        do {
+            _ = try client.secret(of: SecretPath.item(references[first]), session: session)
+        } catch let error as DBusError where error.name == DBusError.Name.accessDenied {
+            reason = DaemonErrors.detail(error)
+        } catch {}
+        throw CLIError.refused("cofferd refused \(refused.count) of the \(references.count) secrets asked for: \(reason)")
     }
 
     // MARK: Helpers
