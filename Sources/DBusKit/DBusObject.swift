@@ -61,10 +61,15 @@ public protocol DBusObjectTree {
     /// Names of the direct children of `path` (single path elements), for introspection only.
     /// Paths without an object but with children are answered as intermediate nodes.
     func childNames(of path: ObjectPath) -> [String]
+
+    /// Why there is no object at `path` and what would make one, for the caller's
+    /// `UnknownObject` error; nil says nothing more.
+    func absence(at path: ObjectPath) -> String?
 }
 
 extension DBusObjectTree {
     public func childNames(of path: ObjectPath) -> [String] { [] }
+    public func absence(at path: ObjectPath) -> String? { nil }
 }
 
 /// A `DBusObjectTree` made of two closures.

@@ -130,7 +130,7 @@ public final class ObjectServer: @unchecked Sendable {
                 node = .intermediate(tree: tree)
                 childTree = tree
             } else {
-                fail(.unknownObject("no object at path \(path)"))
+                fail(.unknownObject("no object at path \(path)" + (owner?.value.absence(at: path).map { ": \($0)" } ?? "")))
                 return
             }
         }

@@ -165,6 +165,7 @@ struct Cofferd: ParsableCommand {
         try Startup.claimName(on: connection, replace: replace, log: log)
         if case .failure(let error) = systemBusResult { log(Startup.noSystemBus(error)) }
         log("serving org.freedesktop.secrets from \(directory) as \(connection.uniqueName)")
+        if server.hasNoCollection { log("warning: \(SecretServer.noCollectionYet)") }
         readiness?.ready(logSocket: logSocket)
         withExtendedLifetime(lockTriggers) { connection.run() }
         _ = systemBus?.stop()

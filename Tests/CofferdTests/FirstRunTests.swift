@@ -1,0 +1,19 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// A first run with no collection at all: cofferd's log and the clients' errors say to create
+/// one (never to unlock one that does not exist).
+@Suite(.timeLimit(.minutes(5))) struct FirstRunTests {
+    @Test func withNoCollectionTheLogAndTheErrorSayToCreateOne() throws {
+        let f = try DaemonFixture(unlock: false, pinentryProgram: "/nonexistent/pinentry")
+        defer { f.shutdown() }
+        #expect(eventually { f.daemonLog.contains("warning: there is no collection yet") }, "\(f.daemonLog)")
+        #expect(f.daemonLog.contains("coffer create-collection login"), "\(f.daemonLog)")
+        let stored = try f.secretTool(["store", "--label=First", "service", "first"], stdin: "secret")
+        #expect(stored.exitCode != 0, "\(stored)")
+        #expect(stored.stderr.contains("there is no collection yet") && stored.stderr.contains("coffer create-collection login"),
+                "\(stored)")
+        #expect(!f.daemonLog.contains("coffer unlock"), "\(f.daemonLog)")
+    }
+}
