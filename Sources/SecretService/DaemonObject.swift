@@ -1,3 +1,4 @@
+import CofferCore
 import DBusKit
 import SecretServiceProtocol
 
@@ -5,6 +6,7 @@ import SecretServiceProtocol
 /// itself.
 struct DaemonObject: DBusObject {
     let description: CofferDaemonDescription
+    let server: SecretServer
 
     var interfaces: [InterfaceDescription] { [CofferDaemonInterface.description] }
 
@@ -13,8 +15,23 @@ struct DaemonObject: DBusObject {
     }
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
+        if name == CofferDaemonInterface.Property.collections { return CollectionAccessSummary.value(collections()) }
         guard let value = description.value(of: name) else { throw DBusError.unknownProperty("\(interface) has no property \(name)") }
         return value
+    }
+
+    /// Each unlocked collection's policy and items without a verified owner (read now).
+    private func collections() -> [String: CollectionAccessSummary] {
+        let keychain = server.keychain
+        var summaries: [String: CollectionAccessSummary] = [:]
+        for id in (try? keychain.collectionIDs()) ?? [] where id != .session {
+            guard let access = try? keychain.access(of: id),
+                  let items = try? keychain.search(Query(collection: id, returnAttributes: true)),
+                  !items.contains(where: \.isLocked) else { continue }
+            let unowned = items.count { $0.metadata?.creator?.isVerified != true }
+            summaries[id.rawValue] = CollectionAccessSummary(policy: access.policy.rawValue, itemsWithoutOwner: UInt32(clamping: unowned))
+        }
+        return summaries
     }
 }
 
@@ -22,6 +39,6 @@ extension SecretServer {
     /// Serves `description` at `/org/coffer/Daemon` on this server's connection (call after
     /// `start()`, whose policy, callers of this Unix user only, it shares).
     public func describe(as description: CofferDaemonDescription) {
-        connection.objectServer.register(path: CofferDaemonInterface.path, object: DaemonObject(description: description))
+        connection.objectServer.register(path: CofferDaemonInterface.path, object: DaemonObject(description: description, server: self))
     }
 }

@@ -15,6 +15,7 @@ public enum CofferDaemonInterface {
         PropertyDescription(Property.dataDirectory, .string),
         PropertyDescription(Property.pinentryProgram, .string),
         PropertyDescription(Property.pinentryEnvironment, .stringDictionary),
+        PropertyDescription(Property.collections, CollectionAccessSummary.signature),
     ])
 
     public enum Property {
@@ -29,6 +30,9 @@ public enum CofferDaemonInterface {
         public static let pinentryProgram = "PinentryProgram"
         /// The variables of its environment that choose and place a pinentry (`pinentryVariables`).
         public static let pinentryEnvironment = "PinentryEnvironment"
+        /// Each unlocked collection's policy and how many of its items no verified application
+        /// owns (`CollectionAccessSummary`); locked collections are left out.
+        public static let collections = "Collections"
     }
 
     /// The environment variables `PinentryEnvironment` carries: where a prompt can be shown
@@ -84,5 +88,50 @@ public struct CofferDaemonDescription: Sendable, Equatable {
         }
         return CofferDaemonDescription(version: version, executable: executable, dataDirectory: dataDirectory,
                                        pinentryProgram: program, pinentryEnvironment: environment)
+    }
+}
+
+/// What `org.coffer.Daemon.Collections` says of one unlocked collection: its policy, and how
+/// many of its items no verified application owns (imported, made before Coffer recorded
+/// creators, or made by an unverified process): under `ask`, every application is asked
+/// about those; where no dialog can be shown, refused.
+public struct CollectionAccessSummary: Sendable, Equatable {
+    public var policy: String
+    public var itemsWithoutOwner: UInt32
+
+    public init(policy: String, itemsWithoutOwner: UInt32) {
+        self.policy = policy
+        self.itemsWithoutOwner = itemsWithoutOwner
+    }
+
+    /// `a{s(su)}`: collection id to (policy, items without an owner).
+    public static let signature: Signature = "a{s(su)}"
+
+    /// The property's value for `summaries` (by collection id).
+    public static func value(_ summaries: [String: CollectionAccessSummary]) -> DBusValue {
+        .dictionary(keySignature: .string, valueSignature: "(su)", summaries.sorted { $0.key < $1.key }.map { id, summary in
+            DBusValue.DictionaryEntry(key: .string(id), value: .structure([.string(summary.policy), .uint32(summary.itemsWithoutOwner)]))
+        })
+    }
+
+    /// Asks `owner` (cofferd) for the summaries; an error when it does not answer as cofferd does.
+    public static func read(from owner: String, on connection: DBusConnection,
+                            timeout: Duration = .seconds(5)) throws(DBusError) -> [String: CollectionAccessSummary] {
+        let reply = try connection.call(destination: owner, path: CofferDaemonInterface.path, interface: StandardInterface.properties,
+                                        member: "Get", arguments: [.string(CofferDaemonInterface.name),
+                                                                   .string(CofferDaemonInterface.Property.collections)],
+                                        timeout: timeout)
+        guard reply.count == 1, case .variant(.dictionary(_, _, let entries)) = reply[0] else {
+            throw .failed("\(owner) does not describe its collections as cofferd does")
+        }
+        var summaries: [String: CollectionAccessSummary] = [:]
+        for entry in entries {
+            guard case .string(let id) = entry.key, case .structure(let fields) = entry.value, fields.count == 2,
+                  case .string(let policy) = fields[0], case .uint32(let count) = fields[1] else {
+                throw .failed("\(owner) does not describe its collections as cofferd does")
+            }
+            summaries[id] = CollectionAccessSummary(policy: policy, itemsWithoutOwner: count)
+        }
+        return summaries
     }
 }

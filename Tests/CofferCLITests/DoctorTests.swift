@@ -73,6 +73,13 @@ final class DoctorWorld {
     }
 }
 
+extension DoctorWorld {
+    /// The findings of `check` in one `coffer doctor`.
+    func doctorFindings(check: String) -> [(status: String, finding: String, fix: String?)] {
+        (try? doctor().of(check)) ?? []
+    }
+}
+
 /// What one `coffer doctor` said.
 struct DoctorReport: CustomStringConvertible {
     let result: ChildResult
@@ -143,6 +150,45 @@ struct DoctorTests {
         #expect(report.one("units").status == "ok" && report.one("units").finding.contains("masked"), "\(report)")
         #expect(report.findings.allSatisfy { $0["status"] as? String != "problem" }, "\(report)")
         #expect(report.result.status == 0, "\(report)")
+    }
+
+    /// An item no application owns (here: made by a process that hid its executable, which
+    /// root would read anyway, hence not as root) under ask, in a cofferd that cannot show a
+    /// dialog: every application is refused it, and the doctor says what to do.
+    @Test("items nobody owns under ask without a dialog: an access warning with the fix",
+          .enabled(if: getuid() != 0, "root reads every process's executable: scripts/test runs the tests as a normal user"))
+    func unownedItemsWithoutADialog() throws {
+        let world = try DoctorWorld()
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let cofferd = try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
+        let daemon = try ChildProcess(cofferd, arguments: ["--unlock", "--foreground", "--data-dir", world.root + "/daemon-data",
+                                                           "--pinentry", world.root + "/no-pinentry"],
+                                      environment: bus.environment(["HOME": world.home, "LANG": "C.UTF-8"]),
+                                      stdin: Array("login password".utf8))
+        defer { daemon.terminate(grace: 5) }
+        try bus.waitForOwner(of: DoctorWorld.secretsService, startedBy: daemon)
+        world.extra = ["DBUS_SESSION_BUS_ADDRESS": bus.address]
+        #expect(world.doctorFindings(check: "access").isEmpty)
+
+        let script = """
+            import ctypes, dbus
+            assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0
+            bus = dbus.SessionBus()
+            api = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+            _, session = api.OpenSession("plain", dbus.String("", variant_level=1))
+            login = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/aliases/default"),
+                                   "org.freedesktop.Secret.Collection")
+            login.CreateItem({"org.freedesktop.Secret.Item.Label": "Hidden",
+                              "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"made": "hidden"}, signature="ss")},
+                             dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"x"), "text/plain")), False)
+            """
+        let made = try ChildProcess("/usr/bin/python3", arguments: ["-c", script], environment: bus.environment()).wait(timeout: 30)
+        #expect(made.exitCode == 0, "\(made)")
+        let access = world.doctorFindings(check: "access")
+        #expect(access.count == 1 && access.first?.status == "warning", "\(access)")
+        #expect(access.first?.finding.contains("collection 'login' holds 1 item that no application owns") == true, "\(access)")
+        #expect(access.first?.fix?.contains("coffer policy open --collection login") == true, "\(access)")
     }
 
     @Test("no session bus, or nobody owning the name: a bus problem and exit status 6")

@@ -27,6 +27,8 @@ struct SecretServiceOwner {
     /// What the owner tells of itself when it is cofferd (`org.coffer.Daemon`): cofferd is
     /// non-dumpable, so /proc hides its executable and environment from its user.
     let daemon: CofferDaemonDescription?
+    /// Its unlocked collections' policies and items without an owner, when it is cofferd.
+    let collections: [String: CollectionAccessSummary]?
 
     var programName: String {
         daemon?.executable.split(separator: "/").last.map(String.init) ?? process?.programName ?? "an unknown program"
@@ -57,8 +59,9 @@ enum BusCheck {
             return .failed("the session bus did not say who owns \(SecretServiceClient.busName): \(error.message)")
         }
         let pid = try? connection.unixProcessID(of: owner)
-        return .owned(SecretServiceOwner(uniqueName: owner, process: pid.map { ProcessDetails(pid: $0) },
-                                         daemon: try? CofferDaemonDescription.read(from: owner, on: connection)))
+        let daemon = try? CofferDaemonDescription.read(from: owner, on: connection)
+        return .owned(SecretServiceOwner(uniqueName: owner, process: pid.map { ProcessDetails(pid: $0) }, daemon: daemon,
+                                         collections: daemon == nil ? nil : try? CollectionAccessSummary.read(from: owner, on: connection)))
     }
 
     static func finding(_ state: BusState, activation: ActivationFile?) -> Finding {

@@ -84,7 +84,8 @@ struct Doctor: ParsableCommand {
                 AutostartCheck.unitsFinding(systemd)]
             + storeFindings
             + CollectionsCheck.findings(store: store, storeReadable: storeReadable, daemon: daemon)
-            + [PinentryCheck.finding(bus: bus, session: session),
-               UnitCheck.finding(systemd, bus: bus)]
+            + [PinentryCheck.finding(bus: bus, session: session)]
+            + AccessCheck.findings(bus: bus)
+            + [UnitCheck.finding(systemd, bus: bus)]
     }
 }

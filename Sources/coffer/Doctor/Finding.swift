@@ -10,7 +10,8 @@ struct Finding {
         case problem
     }
 
-    /// Which check: bus, activation, portal, autostart, units, store, collection, pinentry, unit.
+    /// Which check: bus, activation, portal, autostart, units, store, collection, pinentry,
+    /// access, unit.
     let check: String
     let status: Status
     let finding: String

@@ -1,4 +1,4 @@
-/// Finding 8: the state of cofferd.service in the systemd user manager.
+/// Finding 9: the state of cofferd.service in the systemd user manager.
 enum UnitCheck {
     static let unit = "cofferd.service"
 
