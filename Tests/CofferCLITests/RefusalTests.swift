@@ -54,5 +54,10 @@ import Testing
         // Without the refused one, all is well.
         let own = try daemon.expect(0, ["search", "--secret-only"] + Self.mine)
         #expect(own.stdout == "coffer secret\n", "\(own)")
+
+        // coffer is identified (it no longer hides its executable), so a grant to its binary works.
+        try daemon.grant(try #require(Executables.built("coffer")))
+        let granted = try daemon.expect(0, ["search", "--all", "--show-secret", "--json", "--service", "refusal"])
+        #expect(granted.stdout.contains("tool secret") && granted.stdout.contains("coffer secret"), "\(granted)")
     }
 }
