@@ -81,6 +81,13 @@ final class AccessGate: @unchecked Sendable {
         if pending.values.contains(where: { $0 > 0 }) { departed.withLock { _ = $0.insert(client) } }
     }
 
+    /// Who a dialog's limits and a denial count for: the application, or for an unverified
+    /// process every unverified process at once (it names itself, so a new name must not buy a
+    /// new dialog after a Deny, or room past the limit of waiting dialogs).
+    static func asker(_ application: Application) -> Application {
+        application.isVerified ? application : .unverified(commandName: "*")
+    }
+
     private func isDenied(_ reference: ItemReference, to application: Application, now: UInt64) -> Bool {
         guard let until = denied[Denial(application: application, item: reference)] else { return false }
         return now < until
@@ -136,7 +143,7 @@ final class AccessGate: @unchecked Sendable {
                 return
             }
             let now = Clock.now()
-            let application = identified.application
+            let application = Self.asker(identified.application)
             let toAsk = Array(Set(zip(references, decisions).compactMap { reference, decided in
                 decided.decision == .ask && !isDenied(reference, to: application, now: now) ? reference : nil
             }))
@@ -212,7 +219,7 @@ final class AccessGate: @unchecked Sendable {
             case .allowed(.granted): return (.allowed, "granted")
             case .ask where allowedOnce.contains(reference):
                 return (.allowed, "allowed once by the user")
-            case .ask where isDenied(reference, to: application, now: Clock.now()):
+            case .ask where isDenied(reference, to: Self.asker(application), now: Clock.now()):
                 return (.refused("the user denied it access to this item (asked again in at most \(Self.denialMemory / 60) minutes)"), nil)
             case .ask:
                 return (.refused(busy ?? "the user was not asked: no dialog could be shown (see the service's log)"), nil)

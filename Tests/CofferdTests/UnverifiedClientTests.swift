@@ -19,8 +19,10 @@ struct UnverifiedClientTests {
         static let script = """
         import ctypes, sys, dbus
         mode, operation = sys.argv[1], sys.argv[2]
-        if mode == "hidden":
+        if mode.startswith("hidden"):
             assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0   # PR_SET_DUMPABLE, 0
+        if mode.startswith("hidden:"):
+            assert ctypes.CDLL(None).prctl(15, mode[7:].encode(), 0, 0, 0) == 0   # PR_SET_NAME
         bus = dbus.SessionBus()
         service = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
         api = dbus.Interface(service, "org.freedesktop.Secret.Service")
@@ -43,9 +45,12 @@ struct UnverifiedClientTests {
             sys.stdout.write(error.get_dbus_name() + ": " + error.get_dbus_message())
         """
 
-        func run(_ operation: String, hidden: Bool = true, _ attributes: [String: String] = UnverifiedClientTests.attributes) throws -> String {
+        /// `name`: the command name it gives itself once hidden.
+        func run(_ operation: String, hidden: Bool = true, name: String? = nil,
+                 _ attributes: [String: String] = UnverifiedClientTests.attributes) throws -> String {
+            let mode = hidden ? "hidden" + (name.map { ":" + $0 } ?? "") : "shown"
             let child = try ChildProcess("/usr/bin/python3",
-                                         arguments: ["-c", Self.script, hidden ? "hidden" : "shown", operation]
+                                         arguments: ["-c", Self.script, mode, operation]
                                              + attributes.map { "\($0.key)=\($0.value)" },
                                          environment: f.environment())
             let result = child.wait(timeout: 30)
@@ -115,6 +120,12 @@ struct UnverifiedClientTests {
         try f.setPinentryScript(["ALWAYS"])
         let always = try python.run("read")
         #expect(always.hasPrefix("org.freedesktop.DBus.Error.AccessDenied: "), "\(always)")
+        // That answer holds for every unverified process, whatever it calls itself: a new name
+        // buys no new dialog.
+        let dialogs = f.pinentryLogText.split(separator: "\n").count { $0 == "CONFIRM" }
+        let renamed = try python.run("read", name: "other-name")
+        #expect(renamed.contains("the user denied it access to this item"), "\(renamed)")
+        #expect(f.pinentryLogText.split(separator: "\n").count { $0 == "CONFIRM" } == dialogs)
         let grants = try Self.coffer(f, ["access", "list"])
         #expect(!grants.stdout.contains("unverified"), "\(grants)")
         let refusal = try ChildProcess(try #require(Executables.built("coffer")),
