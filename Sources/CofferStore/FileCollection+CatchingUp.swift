@@ -102,6 +102,7 @@ extension FileCollection {
             try s.log.append(more)
         } else {
             let (file, log, newIdentity, newSize) = try Self.load(path: path, lockFile: s.lockFile)
+            if log.needsSettingAside { warn(Self.tornTailWarning(log, path: path)) }
             if log.header.uuid != s.log.header.uuid { s.dataKey = nil; s.keptKey = nil }
             s.metadataCache = [:]
             s.hasher = try AttributeHasher(lookupKey: log.header.lookupKey)

@@ -63,12 +63,6 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         try? FileDescriptor.standardError.writeAll(Array("coffer: warning: \(message)\n".utf8))
     }
 
-    /// What `CollectionInfo.recovery` says of collection `id` in `directory` once damage was set
-    /// aside, read from the files alone (for tools that reach the collection through cofferd).
-    public static func recoveryReport(directory: String, id: CollectionID) -> String? {
-        SetAside.report(for: storePath(directory, id))
-    }
-
     // MARK: Inspecting without changing anything
 
     /// The ids of the collections in `directory` (its `<id>.coffer` files), sorted. Reads
