@@ -71,13 +71,13 @@ struct KeyringImporter {
     }
 
     /// Unlocks the existing collection with the keyring's password when that opens it, else
-    /// with its own (asked).
+    /// with its own (asked), once the wait the keyring's wrong one imposes is over.
     private func unlock(_ target: CollectionID, trying password: SecureBytes?) throws {
         guard try keychain.info(target).isLocked else { return }
         if let password, (try? keychain.unlock(target, password: password)) != nil { return }
         let own = try input.password(for: target, prompt: "Password of Coffer's collection '\(target)': ")
         do {
-            try keychain.unlock(target, password: own)
+            try Keychain.waitingOutThrottle(of: target) { () throws(CofferError) in try keychain.unlock(target, password: own) }
         } catch CofferError.authenticationFailed {
             throw CLIError.locked("wrong password for collection '\(target)'; nothing was imported")
         }

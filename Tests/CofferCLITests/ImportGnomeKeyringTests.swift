@@ -82,6 +82,16 @@ struct ImportGnomeKeyringTests {
         let second = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
         #expect(second.status == 0 && second.stdout.contains("imported 0 items") && second.stdout.contains("(\(Self.bulk + 2) already there)"), "\(second.stdout)")
 
+        // Into a collection with a password of its own, asked after the keyring's: the
+        // keyring's, tried first, counts as a wrong password, and the import waits until the
+        // collection's own is checked (it failed: "too many wrong passwords").
+        try f.createCollection("own")
+        let intoOwn = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "own", login],
+                                stdin: "\(Self.keyringPassword)\n\(CLIFixture.password)\n")
+        #expect(intoOwn.status == 0 && intoOwn.stdout.contains("imported \(Self.bulk + 2) items from \(login) into 'own'"),
+                "\(intoOwn.stdout)\(intoOwn.stderr)")
+        #expect(intoOwn.stderr.contains("wrong passwords were given for 'own' before: this one is checked in"), "\(intoOwn.stderr)")
+
         // A wrong password: exit 3, the file named, nothing added.
         let wrong = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "other", login], stdin: "nope\n")
         #expect(wrong.status == 3 && wrong.stderr.contains(login) && wrong.stderr.contains("wrong password"), "\(wrong.stderr)")
