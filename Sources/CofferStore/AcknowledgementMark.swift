@@ -63,7 +63,9 @@ struct AcknowledgementMark: Equatable {
     }
 
     /// The mark `bytes` start with, or nil when they hold none (an empty lock file) or a
-    /// damaged one.
+    /// damaged one: a checksum that fails, or a counter above any a real file reaches
+    /// (`CollectionLog.counterLimit`; new ids and records count on from the mark's, and must
+    /// not overflow).
     static func decode(_ bytes: [UInt8]) -> AcknowledgementMark? {
         guard bytes.count >= length, bytes.starts(with: magic) else { return nil }
         var r = ByteReader(bytes, from: magic.count, to: length)
@@ -71,7 +73,8 @@ struct AcknowledgementMark: Equatable {
             let uuid = Array(try r.raw(16))
             let mark = AcknowledgementMark(uuid: uuid, nextItemID: try r.u64(), nextSequence: try r.u64(),
                                            metaGeneration: try r.u64())
-            guard try r.u32() == Digest.crc32(bytes[..<(length - 4)]) else { return nil }
+            guard try r.u32() == Digest.crc32(bytes[..<(length - 4)]),
+                  [mark.nextItemID, mark.nextSequence, mark.metaGeneration].allSatisfy({ $0 <= CollectionLog.counterLimit }) else { return nil }
             return mark
         } catch {
             return nil

@@ -206,6 +206,28 @@ import Testing
         #expect(kept.last?.line.hasSuffix("lost 1") == true)
     }
 
+    /// A lock file whose mark (checksum fixed up, as damage that passes it or a forger would
+    /// leave) names the file and counters at the top of their range: it is ignored, and the
+    /// next item gets the next id. Taken in, the next id overflowed and the process trapped.
+    @Test(arguments: [UInt64.max, UInt64.max / 2])
+    func aMarkWithCountersOutOfRangeIsIgnored(counter: UInt64) throws {
+        let (fixture, records) = try populated(2)
+        // magic 8, u16 format version: the uuid follows.
+        var mark = Array("COFFACK1".utf8) + records[10..<26]
+        for value in [counter, counter, counter] {
+            for i in 0..<8 { mark.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+        }
+        let crc = Digest.crc32(mark[...])
+        for i in 0..<4 { mark.append(UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i)))) }
+        try Data(mark).write(to: URL(fileURLWithPath: fixture.directory + "/work.lock"))
+
+        let keychain = try fixture.keychain()
+        try keychain.unlock(work, password: password("pw"))
+        #expect(try keychain.info(work).recovery == nil)
+        let added = try keychain.add(NewItem(label: "i3", attributes: ["n": "3"], secret: secret("secret 3")), to: work)
+        #expect(added.item == 3)
+    }
+
     /// A label change lost at the end of the file (its meta record zeroed) is a loss too: the
     /// collection reads with the label it had before and says so.
     @Test func aLostLabelChangeIsALoss() throws {
