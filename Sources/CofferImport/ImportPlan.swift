@@ -14,6 +14,11 @@ public struct ImportPlan: Sendable {
     /// How many items were found in the collection already.
     public let alreadyThere: Int
 
+    /// Plans `items` into `collection`, which does not exist yet: all of them are new.
+    public static func intoNewCollection(_ items: [NewItem], _ collection: CollectionID) -> ImportPlan {
+        ImportPlan(collection: collection, new: items, positions: Array(items.indices), alreadyThere: 0)
+    }
+
     /// Plans `items` into the unlocked `collection` of `keychain`.
     public static func make(_ items: [NewItem], into collection: CollectionID, of keychain: Keychain) throws -> ImportPlan {
         var new: [NewItem] = []

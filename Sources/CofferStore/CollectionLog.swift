@@ -35,6 +35,9 @@ struct CollectionLog {
     /// (an item gone, a label, a batch that counts) is applied from their public part, so they
     /// are verified with the key at unlock and before compaction makes them permanent.
     private(set) var controlRecordOffsets: [Int] = []
+    /// How far the changes acknowledged for this file reach, from its acknowledgement mark
+    /// (see `AcknowledgementMark`); nil when there is none for it.
+    private(set) var acknowledged: AcknowledgementMark?
 
     /// Parses a whole file image. Reserved space (zeros after the last record) is dropped from
     /// the image; a torn tail is left out of `validEnd` (the caller warns and truncates it on
@@ -58,6 +61,34 @@ struct CollectionLog {
     /// How many bytes past `validEnd` the image holds that are not a complete batch.
     var tornBytes: Int { bytes.count - validEnd }
 
+    /// Takes in the collection's acknowledgement mark (one for another file, by its uuid, is
+    /// ignored): from now on no item id below the mark's is handed out, and `lostRecords`
+    /// counts what the mark has that the verified log lacks.
+    mutating func note(_ mark: AcknowledgementMark?) {
+        guard let mark, mark.uuid == header.uuid else { return }
+        acknowledged = mark.merged(with: acknowledged)
+        nextItemID = max(nextItemID, mark.nextItemID)
+    }
+
+    /// How many records that were acknowledged the verified log lacks: item and removal
+    /// records (one sequence number each) and meta records (one generation each). 0 without
+    /// an acknowledgement mark.
+    var lostRecords: UInt64 {
+        guard let acknowledged else { return 0 }
+        func shortfall(_ reached: UInt64, _ acknowledged: UInt64) -> UInt64 { acknowledged > reached ? acknowledged - reached : 0 }
+        return shortfall(nextSequence, acknowledged.nextSequence) + shortfall(metaGeneration, acknowledged.metaGeneration)
+    }
+
+    /// Whether the next change must first set something aside: bytes after the last complete
+    /// batch, or the loss of acknowledged records (see `FileCollection.setAsideTornTail`).
+    var needsSettingAside: Bool { tornBytes > 0 || lostRecords > 0 }
+
+    /// The acknowledgement mark for what the log holds now (never below the one noted).
+    var mark: AcknowledgementMark {
+        AcknowledgementMark(uuid: header.uuid, nextItemID: nextItemID, nextSequence: nextSequence,
+                            metaGeneration: metaGeneration).merged(with: acknowledged)
+    }
+
     var liveFrames: [Entry] {
         entries.values.sorted { $0.offset < $1.offset }
     }
@@ -71,21 +102,32 @@ struct CollectionLog {
 
     /// Forgets a torn tail (after it was set aside and truncated from the file), and makes sure
     /// no item id it might have held is ever used again: item ids only grow, and each record
-    /// takes at least `RecordFrame.minimumLength` bytes.
+    /// takes at least `RecordFrame.minimumLength` bytes. The counters also move past the
+    /// acknowledgement mark's, so that the next meta record carries them and the loss of what
+    /// was acknowledged (set aside with the tail) is not counted again.
     mutating func dropTornTail() {
         nextItemID += UInt64(tornBytes / RecordFrame.minimumLength + 1)
+        if let acknowledged {
+            nextItemID = max(nextItemID, acknowledged.nextItemID)
+            nextSequence = max(nextSequence, acknowledged.nextSequence)
+            metaGeneration = max(metaGeneration, acknowledged.metaGeneration)
+        }
         bytes.removeLast(bytes.count - validEnd)
     }
 
     /// Whether the bytes after the last committed batch are what a crash leaves of a write in
-    /// progress, rather than damage to committed data. A writer puts a batch into zero-filled
-    /// space and flushes it; it commits with the batch's last record, which for a batch of
-    /// several changes is a commit record vouching for the others. Pages reach the disk in any
-    /// order, so an interrupted write is intact records of the batch and records that run past
-    /// what reached the disk or hold a 512-byte sector that never did (still zero), maybe
-    /// followed by the batch's intact commit record. Anything else, such as a complete record
-    /// whose checksum fails, or intact records their commit record does not vouch for, is damage.
+    /// progress, rather than damage to committed data. Never when records that were
+    /// acknowledged are missing (`lostRecords`, see `AcknowledgementMark`): a crash only ever
+    /// interrupts a write that was not acknowledged yet. Otherwise the bytes themselves tell. A
+    /// writer puts a batch into zero-filled space and flushes it; it commits with the batch's
+    /// last record, which for a batch of several changes is a commit record vouching for the
+    /// others. Pages reach the disk in any order, so an interrupted write is intact records of
+    /// the batch and records that run past what reached the disk or hold a 512-byte sector that
+    /// never did (still zero), maybe followed by the batch's intact commit record. Anything
+    /// else, such as a complete record whose checksum fails, or intact records their commit
+    /// record does not vouch for, is damage.
     var tornTailIsUnfinishedWrite: Bool {
+        guard lostRecords == 0 else { return false }
         var offset = validEnd
         while offset < bytes.count {
             switch RecordFrame.parse(bytes, at: offset, end: bytes.count) {

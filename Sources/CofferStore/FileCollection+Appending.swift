@@ -30,7 +30,9 @@ extension FileCollection {
                 try s.lockFile.lock(.exclusive)
                 do throws(CofferError) {
                     try refresh(&s, holdingLock: true)
-                    if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
+                    // Every change needs the key (a locked collection's fails here, as it
+                    // would in `prepare`), and setting aside needs it to carry the counters on.
+                    if s.log.needsSettingAside { try setAsideTornTail(&s, key: try key(of: s)) }
                     let (records, result) = try prepare(&s)
                     s.isAppending = true
                     return (PendingWrite(file: s.file, start: s.log.validEnd, observedSize: s.observedSize, records: records), result)
@@ -78,6 +80,7 @@ extension FileCollection {
                 throw error
             }
             s.observedSize = size
+            markAcknowledged(&s)
             // What the records say of items the cache holds is known already: kept, not
             // decrypted again. Items only written are not added (the cache holds what is read).
             for (item, metadata) in write.records.written where s.metadataCache[item] != nil {
@@ -86,6 +89,21 @@ extension FileCollection {
         case .failure(let error):
             s.observedSize = (try? s.file.status().size) ?? -1
             throw error
+        }
+    }
+
+    /// Records in the acknowledgement mark how far the changes in the file reach, once they are
+    /// durable and before any of them is acknowledged (see `AcknowledgementMark`). A mark that
+    /// cannot be written costs no change: damage to the changes after the last mark written is
+    /// then judged by the file's bytes alone, as for a file from before the mark.
+    func markAcknowledged(_ s: inout State) {
+        let mark = s.log.mark
+        guard mark != s.log.acknowledged else { return }
+        do {
+            try mark.write(to: s.lockFile)
+            s.log.note(mark)
+        } catch {
+            warn("\(path): the change is saved, but how far the acknowledged changes reach could not be noted: \(error); until a later change notes it, damage to this change would be judged by the file's bytes alone")
         }
     }
 
@@ -126,11 +144,13 @@ extension FileCollection {
             try file.sync()
             try PosixFile.rename(temporary, to: path)
             try PosixFile.syncDirectory(directory)
-            let log = try CollectionLog(file: path, bytes: image)
+            var log = try CollectionLog(file: path, bytes: image)
+            log.note(s.log.acknowledged)
             let (identity, size) = try file.status()
             // The live records are the same, byte for byte: the metadata cached from them holds.
             (s.file, s.log, s.identity, s.observedSize) = (file, log, identity, size)
             s.watched = Self.watchSees(path)
+            markAcknowledged(&s)
         } catch {
             try? PosixFile.remove(temporary)
             throw error

@@ -13,11 +13,13 @@ extension FileCollection {
         return status.kind == .regular && status.linkCount == 1
     }
 
-    /// The file at `path` opened, its log read whole, its identity and size.
-    static func load(path: String) throws(CofferError) -> (PosixFile, CollectionLog, PosixFile.Identity, Int) {
+    /// The file at `path` opened, its log read whole (with the acknowledgement mark kept in
+    /// `lockFile`, which the caller holds locked), its identity and size.
+    static func load(path: String, lockFile: PosixFile) throws(CofferError) -> (PosixFile, CollectionLog, PosixFile.Identity, Int) {
         let file = try PosixFile(path: path)
         let (identity, size) = try file.status()
-        let log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: size))
+        var log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: size))
+        log.note(AcknowledgementMark.read(from: lockFile))
         return (file, log, identity, size)
     }
 
@@ -38,7 +40,8 @@ extension FileCollection {
                 var caughtUp = false
                 defer { releaseWriteLock(&s, caughtUp: caughtUp) }
                 try refresh(&s, holdingLock: true)
-                if s.log.tornBytes > 0 { try setAsideTornTail(&s) }
+                // The rewrite `body` makes carries the counters past what was set aside.
+                if s.log.needsSettingAside { try setAsideTornTail(&s, key: nil) }
                 let result = try body(&s)
                 caughtUp = true
                 return result
@@ -98,7 +101,8 @@ extension FileCollection {
             defer { for (item, entry) in before where s.log.entries[item]?.offset != entry.offset { s.metadataCache[item] = nil } }
             try s.log.append(more)
         } else {
-            let (file, log, newIdentity, newSize) = try Self.load(path: path)
+            let (file, log, newIdentity, newSize) = try Self.load(path: path, lockFile: s.lockFile)
+            if log.needsSettingAside { warn(Self.tornTailWarning(log, path: path)) }
             if log.header.uuid != s.log.header.uuid { s.dataKey = nil; s.keptKey = nil }
             s.metadataCache = [:]
             s.hasher = try AttributeHasher(lookupKey: log.header.lookupKey)

@@ -10,6 +10,9 @@ import SystemKit
 ///   does not grow with the number of items; superseded records are reclaimed by compaction
 ///   (a rewrite to a temporary file, fsync, rename, directory fsync) once they outweigh the
 ///   live ones, which keeps the amortized cost of a change constant.
+/// - Once a batch is durable, and before it is acknowledged, the counters it brought the file
+///   to are noted in the collection's lock file (see `AcknowledgementMark`): acknowledged
+///   records lost to damage later are then told from what a crash leaves of a write.
 /// - The file grows in zero-filled steps (see `reservedSize(for:)`) and records are written
 ///   into that reserved space: the file's size then stays the same, so `fdatasync` has only
 ///   the data to write, not the inode too. Zeros after the last record are free space.
@@ -81,8 +84,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         try lockFile.lock(.shared)
         defer { lockFile.unlock() }
         guard try PosixFile.identity(of: path) != nil else { throw .collectionNotFound(id.rawValue) }
-        let (file, log, identity, size) = try Self.load(path: path)
-        if log.tornBytes > 0 {
+        let (file, log, identity, size) = try Self.load(path: path, lockFile: lockFile)
+        if log.needsSettingAside {
             warn(Self.tornTailWarning(log, path: path))
         }
         state = Mutex(State(log: log, file: file, identity: identity, observedSize: size, lockFile: lockFile,

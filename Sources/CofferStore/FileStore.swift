@@ -5,8 +5,8 @@ import Synchronization
 import SystemKit
 
 /// The encrypted on-disk store: one `<id>.coffer` file per collection (plus a `<id>.lock`
-/// file for locking between processes) and an `aliases` file, in a directory only its owner
-/// can read (0700; files 0600).
+/// file for locking between processes, which also holds its `AcknowledgementMark`) and an
+/// `aliases` file, in a directory only its owner can read (0700; files 0600).
 public final class FileStore: CollectionProvider, @unchecked Sendable {
     public let directory: String
     private let kdf: Argon2Parameters
@@ -63,12 +63,6 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         try? FileDescriptor.standardError.writeAll(Array("coffer: warning: \(message)\n".utf8))
     }
 
-    /// What `CollectionInfo.recovery` says of collection `id` in `directory` once damage was set
-    /// aside, read from the files alone (for tools that reach the collection through cofferd).
-    public static func recoveryReport(directory: String, id: CollectionID) -> String? {
-        SetAside.report(for: storePath(directory, id))
-    }
-
     // MARK: Inspecting without changing anything
 
     /// The ids of the collections in `directory` (its `<id>.coffer` files), sorted. Reads
@@ -89,8 +83,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     /// What collection `id`'s file in `directory` says of it without its password (so it is
     /// reported locked), read under the store's shared lock when its lock file exists, and
     /// without creating, writing or setting anything aside: for diagnostics (`coffer doctor`).
-    /// A file damaged before its end throws `CofferError.storeCorrupt`; damage at the end, or
-    /// damage set aside earlier, is in `recovery`.
+    /// A file damaged before its end throws `CofferError.storeCorrupt`; damage at the end,
+    /// acknowledged records found missing, or damage set aside earlier, is in `recovery`.
     public static func inspect(directory: String, id: CollectionID) throws(CofferError) -> CollectionInfo {
         let path = storePath(directory, id)
         let lockFile = try PosixFile.identity(of: lockPath(directory, id)) == nil
@@ -99,7 +93,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         defer { lockFile?.unlock() }
         guard try PosixFile.identity(of: path) != nil else { throw .collectionNotFound(id.rawValue) }
         let file = try PosixFile(path: path, writable: false)
-        let log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: try file.status().size))
+        var log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: try file.status().size))
+        if let lockFile { log.note(AcknowledgementMark.read(from: lockFile)) }
         return CollectionInfo(id: id, label: log.label, created: log.header.created, modified: log.modified,
                               isLocked: true, itemCount: log.entries.count,
                               recovery: FileCollection.recovery(of: log, path: path))

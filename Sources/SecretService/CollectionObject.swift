@@ -7,7 +7,7 @@ struct CollectionObject: DBusObject {
     let server: SecretServer
     let id: CollectionID
 
-    var interfaces: [InterfaceDescription] { [CollectionInterface.description] }
+    var interfaces: [InterfaceDescription] { [CollectionInterface.description, CofferCollectionInterface.description] }
     private var path: ObjectPath { SecretPath.collection(id) }
 
     typealias Collection = CollectionInterface
@@ -36,6 +36,7 @@ struct CollectionObject: DBusObject {
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
         let info = try server.keychain.info(id)
+        if interface == CofferCollectionInterface.name { return .string(info.recovery ?? "") }
         switch name {
         case Collection.Property.items: return .objectPathArray(server.itemPaths(in: id))
         case Collection.Property.label: return .string(info.label)

@@ -34,6 +34,23 @@ extension SecretServiceClient {
                                   modified: values[P.modified]?.uint64 ?? 0, items: items)
     }
 
+    /// What a Coffer daemon says of damage to `collection`'s file (see
+    /// `CofferCollectionInterface`); nil when there is none, or when the provider is not Coffer
+    /// (it has no such interface).
+    public func recovery(of collection: ObjectPath) throws(DBusError) -> String? {
+        let value: DBusValue
+        do {
+            value = try property(CofferCollectionInterface.Property.recovery, of: CofferCollectionInterface.name, on: collection)
+        } catch {
+            // How providers without the interface answer (GDBus: InvalidArgs, "No such interface").
+            let absent = [DBusError.Name.unknownInterface, DBusError.Name.unknownProperty, DBusError.Name.invalidArgs]
+            if absent.contains(error.name) { return nil }
+            throw error
+        }
+        guard case .string(let text) = value else { throw Self.unexpected("Get \(CofferCollectionInterface.Property.recovery)") }
+        return text.isEmpty ? nil : text
+    }
+
     public func setLabel(of collection: ObjectPath, to label: String) throws(DBusError) {
         try setProperty(CollectionInterface.Property.label, of: CollectionInterface.name, on: collection, to: .string(label))
     }

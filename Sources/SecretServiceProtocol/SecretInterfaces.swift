@@ -7,7 +7,7 @@ public enum SecretInterfaces {
     /// All interfaces, in the order the document lists them.
     public static let all: [InterfaceDescription] = [
         ServiceInterface.description, GnomeKeyringInterface.description, CollectionInterface.description,
-        ItemInterface.description, SessionInterface.description, PromptInterface.description,
+        CofferCollectionInterface.description, ItemInterface.description, SessionInterface.description, PromptInterface.description,
         PortalSecretInterface.description,
     ]
 
@@ -17,7 +17,7 @@ public enum SecretInterfaces {
             The interfaces cofferd serves, as its own Introspect answers them (objects also implement
                  org.freedesktop.DBus.Introspectable, .Properties and .Peer):
                  /org/freedesktop/secrets                     Service + gnome-keyring's internal interface
-                 /org/freedesktop/secrets/collection/ID       Collection (also at /aliases/NAME)
+                 /org/freedesktop/secrets/collection/ID       Collection + Coffer's own (also at /aliases/NAME)
                  /org/freedesktop/secrets/collection/ID/N     Item
                  /org/freedesktop/secrets/session/sN          Session
                  /org/freedesktop/secrets/prompt/pN           Prompt

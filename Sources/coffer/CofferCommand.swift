@@ -70,9 +70,11 @@ struct CofferCommand: ParsableCommand {
           Without the daemon, the store directory is --data-dir, else
           $COFFER_DATA_DIR, else $XDG_DATA_HOME/coffer, else
           ~/.local/share/coffer. It holds one <id>.coffer file per
-          collection, <id>.lock files, an 'aliases' file and the audit log
-          (audit.log, with at most two older audit.log.1 and .2; see
-          'coffer log'); the directory is mode 0700 and the files 0600.
+          collection, <id>.lock files (which also note how far each
+          collection's acknowledged changes reach), an 'aliases' file and
+          the audit log (audit.log, with at most two older audit.log.1 and
+          .2; see 'coffer log'); the directory is mode 0700 and the files
+          0600.
 
         ACCESS
           Each item remembers the application that created it; a collection's

@@ -1,5 +1,4 @@
 import CofferCore
-import CofferStore
 import CofferCrypto
 import DBusKit
 import SecretServiceClient
@@ -39,10 +38,12 @@ final class DaemonKeychain: KeychainBackend {
     }
 
     func info(_ id: CollectionID) throws -> CollectionInfo {
-        let collection = try calling(.collection(id)) { try client.collection(SecretPath.collection(id)) }
+        let path = SecretPath.collection(id)
+        let collection = try calling(.collection(id)) { try client.collection(path) }
+        // The daemon's own report: it knows its data directory and what it found in the file.
+        let recovery = try calling(.collection(id)) { try client.recovery(of: path) }
         return CollectionInfo(id: id, label: collection.label, created: collection.created, modified: collection.modified,
-                              isLocked: collection.isLocked, itemCount: collection.items.count,
-                              recovery: FileStore.recoveryReport(directory: FileStore.defaultDirectory(), id: id))
+                              isLocked: collection.isLocked, itemCount: collection.items.count, recovery: recovery)
     }
 
     func aliases() throws -> [String: CollectionID] {

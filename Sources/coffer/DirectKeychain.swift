@@ -41,9 +41,7 @@ final class DirectKeychain: KeychainBackend {
     func unlock(_ id: CollectionID, password: SecureBytes) throws {
         let label = try? keychain.info(id).label
         do {
-            try Keychain.waitingOutThrottle(announce: { Output.note("wrong passwords were given for '\(id)' before: this one is checked in \($0) second\($0 == 1 ? "" : "s")") }) {
-                () throws(CofferError) in try keychain.unlock(id, password: password)
-            }
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try keychain.unlock(id, password: password) }
             audit.record(AuditEvent(action: .unlock, outcome: .ok, application: program, collection: id, label: label,
                                     detail: "password given to coffer"))
         } catch {
@@ -56,9 +54,7 @@ final class DirectKeychain: KeychainBackend {
     }
 
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws {
-        try Keychain.waitingOutThrottle(announce: { Output.note("wrong passwords were given for '\(id)' before: this one is checked in \($0) second\($0 == 1 ? "" : "s")") }) {
-            () throws(CofferError) in try keychain.changePassword(id, from: old, to: new)
-        }
+        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try keychain.changePassword(id, from: old, to: new) }
     }
 
     func add(_ item: NewItem, to id: CollectionID, replace: Bool) throws -> (reference: ItemReference, replaced: Bool) {
@@ -98,5 +94,14 @@ final class DirectKeychain: KeychainBackend {
             record(.delete, match.reference, label: match.metadata?.label, detail: "deleted by coffer")
         }
         return deleted
+    }
+}
+
+extension Keychain {
+    /// Runs `attempt` (an unlock or a password change of collection `id`), waiting out, and
+    /// saying on stderr, the wait that wrong passwords given for it before impose.
+    static func waitingOutThrottle<R>(of id: CollectionID, _ attempt: () throws(CofferError) -> R) throws(CofferError) -> R {
+        try waitingOutThrottle(announce: { Output.note("wrong passwords were given for '\(id)' before: this one is checked in \($0) second\($0 == 1 ? "" : "s")") },
+                               attempt)
     }
 }

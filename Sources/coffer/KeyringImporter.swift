@@ -36,23 +36,21 @@ struct KeyringImporter {
     /// Adds `items` (from `source`, as it is named in messages) to `target`, unlocking it with
     /// `password` when that opens it (else asking its own), or creating it with `password`
     /// (else a new one, asked), `label` and `policy` (nil: the default for new collections).
-    /// Nil on a dry run.
+    /// A dry run unlocks an existing collection the same way and makes the same plan, so that
+    /// what it says would be added is what the import adds; it creates and adds nothing. Nil
+    /// on a dry run.
     @discardableResult
     func importItems(_ items: [NewItem], label: String, into target: CollectionID, password: SecureBytes?,
                      policy: AccessPolicy? = nil, from source: String) throws -> Imported? {
         let exists = try keychain.collectionIDs().contains(target)
+        if exists { try unlock(target, trying: password) }
+        let plan = exists ? try ImportPlan.make(items, into: target, of: keychain) : ImportPlan.intoNewCollection(items, target)
+        let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
         if dryRun {
-            // Only the given password is tried: a collection it does not open is not
-            // compared, and all its items count as new.
-            if exists, let password { _ = try? keychain.unlock(target, password: password) }
-            let unlocked = try exists && !keychain.info(target).isLocked
-            let there = unlocked ? try ImportPlan.make(items, into: target, of: keychain).alreadyThere : 0
-            Output.line("would import \(items.count - there) of \(items.count) items from \(source) into '\(target)'\(exists ? "" : " (a new collection)")")
+            Output.line("would import \(plan.new.count) of \(items.count) items from \(source) into '\(target)'\(exists ? skipped : " (a new collection)")")
             return nil
         }
-        if exists {
-            try unlock(target, trying: password)
-        } else {
+        if !exists {
             let newPassword = try password.map { try $0.slice(0..<$0.count) } ?? input.newPassword(for: target)
             let name = label.isEmpty ? target.rawValue : label
             if let policy {
@@ -61,9 +59,7 @@ struct KeyringImporter {
                 _ = try keychain.createCollection(label: name, id: target, password: newPassword)
             }
         }
-        let plan = try ImportPlan.make(items, into: target, of: keychain)
         let references = try plan.apply(to: keychain)
-        let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
         Output.line("imported \(plan.new.count) items from \(source) into '\(target)'\(skipped)")
         var itemIDs: [ItemID?] = Array(repeating: nil, count: items.count)
         for (position, reference) in zip(plan.positions, references) { itemIDs[position] = reference.item }
@@ -71,13 +67,13 @@ struct KeyringImporter {
     }
 
     /// Unlocks the existing collection with the keyring's password when that opens it, else
-    /// with its own (asked).
+    /// with its own (asked), once the wait the keyring's wrong one imposes is over.
     private func unlock(_ target: CollectionID, trying password: SecureBytes?) throws {
         guard try keychain.info(target).isLocked else { return }
         if let password, (try? keychain.unlock(target, password: password)) != nil { return }
         let own = try input.password(for: target, prompt: "Password of Coffer's collection '\(target)': ")
         do {
-            try keychain.unlock(target, password: own)
+            try Keychain.waitingOutThrottle(of: target) { () throws(CofferError) in try keychain.unlock(target, password: own) }
         } catch CofferError.authenticationFailed {
             throw CLIError.locked("wrong password for collection '\(target)'; nothing was imported")
         }

@@ -97,6 +97,7 @@ func parseAttributePairs(_ pairs: [String], option: String) throws -> Attributes
 /// Options every import takes (declared once, so that `coffer import --dry-run …` and
 /// `coffer import gnome-keyring --dry-run` are the same flag).
 struct ImportOptions: ParsableArguments {
-    @Flag(name: .customLong("dry-run"), help: "Say what would be imported, and change nothing.")
+    @Flag(name: .customLong("dry-run"),
+          help: "Say what would be imported, and change nothing. An existing collection is unlocked as the import would unlock it (its password may be asked), to tell which items are there already.")
     var dryRun = false
 }

@@ -167,6 +167,42 @@ import Testing
         #expect(daemon.filesInCofferHome().isEmpty)
     }
 
+    /// Damage at the end of a collection file, found by cofferd: `coffer collections` (text
+    /// and --json) and `coffer doctor` through the daemon say what `coffer --data-dir` says of
+    /// the files, before the next change sets it aside and after. (They said nothing: coffer
+    /// looked for set-aside bytes in its own default directory, which is not the daemon's
+    /// here, and never at damage not set aside yet.)
+    @Test func damageIsReportedThroughTheDaemonAsOnTheFiles() throws {
+        let daemon = try CofferdFixture()
+        defer { daemon.shutdown() }
+        for n in 0..<3 { try daemon.expect(0, ["add", "--service", "s\(n)"], stdin: "secret \(n)") }
+        // The login file cut 100 bytes into its last record while cofferd serves it.
+        let login = daemon.daemonDataDir + "/login.coffer"
+        let bytes = try #require(FileManager.default.contents(atPath: login).map(Array.init))
+        let end = (bytes.lastIndex { $0 != 0 } ?? 0) + 1
+        try Data(bytes[..<(end - 100)]).write(to: URL(fileURLWithPath: login))
+
+        func recovery(_ options: [String]) throws -> String? {
+            let rows = try CLIFixture.jsonArray(try daemon.expect(0, options + ["collections", "--json"]))
+            return try #require(rows.first { $0["id"] as? String == "login" })["recovery"] as? String
+        }
+        let damaged = try #require(try recovery(["--data-dir", daemon.daemonDataDir]))
+        #expect(damaged.hasPrefix("damaged: 1 acknowledged record is missing"), "\(damaged)")
+        #expect(try recovery([]) == damaged)
+        #expect(try daemon.expect(0, ["collections"]).stderr.contains("coffer: warning: collection 'login' \(damaged)\n"))
+        let doctor = try CLIFixture.jsonArray(try daemon.run(["doctor", "--json"]))
+        #expect(doctor.contains { $0["check"] as? String == "collection" && $0["status"] as? String == "warning"
+                                  && ($0["finding"] as? String)?.contains("'login'") == true
+                                  && ($0["finding"] as? String)?.contains(damaged) == true }, "\(doctor)")
+
+        // A change through the daemon sets the damage aside: recovered with losses, both ways.
+        try daemon.expect(0, ["add", "--service", "after"], stdin: "after")
+        let recovered = try #require(try recovery(["--data-dir", daemon.daemonDataDir]))
+        #expect(recovered.hasPrefix("recovered with losses") && recovered.contains(daemon.daemonDataDir), "\(recovered)")
+        #expect(try recovery([]) == recovered)
+        #expect(daemon.filesInCofferHome().isEmpty)
+    }
+
     @Test func dataDirAlwaysWorksOnTheFiles() throws {
         let daemon = try CofferdFixture()
         defer { daemon.shutdown() }

@@ -22,13 +22,20 @@ import Testing
         return f
     }
 
-    @Test func aBackupRestoresExactlyAndOnlyOnce() throws {
-        let f = try Self.filled()
+    /// `filled()` exported to a backup with the passphrase "backup phrase": its path.
+    static func backup(of f: CLIFixture) throws -> String {
         let backup = f.root + "/all.cbk"
         let password = CLIFixture.password
         let exported = try f.run(["export", "--output", backup, "--password-stdin"],
                                  stdin: "\(password)\n\(password)\n\(password)\nbackup phrase\n")
         #expect(exported.status == 0 && exported.stdout.contains("wrote 3 items"), "\(exported.stderr)")
+        return backup
+    }
+
+    @Test func aBackupRestoresExactlyAndOnlyOnce() throws {
+        let f = try Self.filled()
+        let backup = try Self.backup(of: f)
+        let password = CLIFixture.password
         let mode = try FileManager.default.attributesOfItem(atPath: backup)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let again = try f.run(["export", "--output", backup, "--password-stdin"], stdin: "x\n")
@@ -53,6 +60,37 @@ import Testing
         let wrong = try CLIFixture.runCoffer(["--data-dir", other.dataDir, "import", "backup", backup, "--password-stdin"],
                                        stdin: Array("not it\n".utf8), environment: other.environment)
         #expect(wrong.status == 3 && wrong.stderr.contains("passphrase"), "\(wrong.stderr)")
+    }
+
+    /// `import backup --dry-run` says what the import then does: everything on a fresh store
+    /// (creating nothing), nothing once imported, and the one item deleted since. It counted
+    /// every item of an existing collection as new, since it never unlocked it.
+    @Test func aDryRunCountsWhatTheImportAdds() throws {
+        let f = try Self.filled()
+        let backup = try Self.backup(of: f)
+        let other = try CLIFixture()
+        // The passphrase, then a password for each collection: new ones', then existing ones'.
+        let lines = "backup phrase\nnew pw\nnew pw\nnew pw\n"
+
+        let fresh = try other.run(["import", "backup", backup, "--dry-run", "--password-stdin"], stdin: lines)
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(fresh.stdout.contains("would import 2 of 2 items from \(backup) into 'login' (a new collection)"), "\(fresh.stdout)")
+        #expect(fresh.stdout.contains("would import 1 of 1 items from \(backup) into 'work' (a new collection)"), "\(fresh.stdout)")
+        #expect(try other.run(["collections"]).stderr.contains("no collection yet"))
+
+        let imported = try other.run(["import", "backup", backup, "--password-stdin"], stdin: lines)
+        #expect(imported.status == 0 && imported.stdout.contains("imported 2 items"), "\(imported.stdout)\(imported.stderr)")
+        let again = try other.run(["import", "backup", backup, "--dry-run", "--password-stdin"], stdin: lines)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("would import 0 of 2 items from \(backup) into 'login' (2 already there)"), "\(again.stdout)")
+        #expect(again.stdout.contains("would import 0 of 1 items from \(backup) into 'work' (1 already there)"), "\(again.stdout)")
+
+        let deleted = try other.run(["delete", "--service", "mail", "--password-stdin"], stdin: "new pw\n")
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let oneGone = try other.run(["import", "backup", backup, "--dry-run", "--password-stdin"], stdin: lines)
+        #expect(oneGone.stdout.contains("would import 1 of 2 items from \(backup) into 'login' (1 already there)"), "\(oneGone.stdout)")
+        let restored = try other.run(["import", "backup", backup, "--password-stdin"], stdin: lines)
+        #expect(restored.stdout.contains("imported 1 items from \(backup) into 'login' (1 already there)"), "\(restored.stdout)")
     }
 
     @Test(.enabled(if: GnomeKeyringDaemon.executable != nil, "gnome-keyring-daemon is not installed"))

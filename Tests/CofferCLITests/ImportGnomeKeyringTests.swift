@@ -82,6 +82,25 @@ struct ImportGnomeKeyringTests {
         let second = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: "\(Self.keyringPassword)\n")
         #expect(second.status == 0 && second.stdout.contains("imported 0 items") && second.stdout.contains("(\(Self.bulk + 2) already there)"), "\(second.stdout)")
 
+        // Into a collection with a password of its own, asked after the keyring's: the
+        // keyring's, tried first, counts as a wrong password, and the import waits until the
+        // collection's own is checked (it failed: "too many wrong passwords"). A dry run
+        // before says all would be added, and after says none (it said all: once the
+        // collection existed, it never asked the collection's password).
+        try f.createCollection("own")
+        let both = "\(Self.keyringPassword)\n\(CLIFixture.password)\n"
+        let own = ["--password-stdin", "--into", "own", login]
+        let before = try f.run(["import", "gnome-keyring", "--dry-run"] + own, stdin: both)
+        #expect(before.status == 0 && before.stdout.contains("would import \(Self.bulk + 2) of \(Self.bulk + 2) items from \(login) into 'own'\n"),
+                "\(before.stdout)\(before.stderr)")
+        let intoOwn = try f.run(["import", "gnome-keyring"] + own, stdin: both)
+        #expect(intoOwn.status == 0 && intoOwn.stdout.contains("imported \(Self.bulk + 2) items from \(login) into 'own'"),
+                "\(intoOwn.stdout)\(intoOwn.stderr)")
+        #expect(intoOwn.stderr.contains("wrong passwords were given for 'own' before: this one is checked in"), "\(intoOwn.stderr)")
+        let after = try f.run(["import", "gnome-keyring", "--dry-run"] + own, stdin: both)
+        #expect(after.status == 0 && after.stdout.contains("would import 0 of \(Self.bulk + 2) items from \(login) into 'own' (\(Self.bulk + 2) already there)"),
+                "\(after.stdout)\(after.stderr)")
+
         // A wrong password: exit 3, the file named, nothing added.
         let wrong = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "other", login], stdin: "nope\n")
         #expect(wrong.status == 3 && wrong.stderr.contains(login) && wrong.stderr.contains("wrong password"), "\(wrong.stderr)")
@@ -147,6 +166,10 @@ struct ImportFromBusTests {
         #expect(served.count == 2)
         #expect(try f.items(of: "login", password: "new login pw") == served)
 
+        // A dry run now counts nothing to add (it counted 2: it never unlocked 'login').
+        let dryAgain = try coffer(["import", "--from-bus", "--dry-run", "--password-stdin"], "new login pw\n")
+        #expect(dryAgain.status == 0 && dryAgain.stdout.contains("would import 0 of 2 items") && dryAgain.stdout.contains("(2 already there)"),
+                "\(dryAgain.stdout)\(dryAgain.stderr)")
         let again = try coffer(["import", "--from-bus", "--password-stdin"], "new login pw\n")
         #expect(again.status == 0 && again.stdout.contains("imported 0 items") && again.stdout.contains("(2 already there)"), "\(again.stdout)\(again.stderr)")
     }

@@ -58,9 +58,11 @@ extension StoreBatchTests {
         let (start, commit, end) = try withBatch(fixture)
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
-        switch next {
-        case .severalChanges: _ = try keychain.insertAll(try items("later", 3), into: work)
-        case .oneChange: try keychain.add(try items("later", 1, secretLength: 1500)[0], to: work)
+        try fixture.unacknowledged {
+            switch next {
+            case .severalChanges: _ = try keychain.insertAll(try items("later", 3), into: work)
+            case .oneChange: try keychain.add(try items("later", 1, secretLength: 1500)[0], to: work)
+            }
         }
         let records = try fixture.records("work")
         var bytes = try fixture.bytes("work")
@@ -119,7 +121,7 @@ extension StoreBatchTests {
         var found: (StoreFixture, Int)?
         for _ in 0..<6 {
             let fixture = try StoreFixture()
-            let (start, _, _) = try withBatch(fixture, before: String(repeating: "p", count: padding))
+            let (start, _, _) = try withBatch(fixture, before: String(repeating: "p", count: padding), acknowledged: false)
             if start % 512 == 512 - k { found = (fixture, start); break }
             padding += ((512 - k) - start % 512 + 512) % 512
         }
@@ -143,7 +145,7 @@ extension StoreBatchTests {
     /// not a record cut short by a crash.
     @Test func aLengthRunningPastTheBatchsIntactCommitRecordIsDamage() throws {
         let fixture = try StoreFixture()
-        let (start, commit, _) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture, acknowledged: false)
         var bytes = try fixture.bytes("work")
         let second = recordStarts(bytes, from: start, to: commit)[1]
         bytes[second + 2] |= 0x40   // 4 MiB longer: past the end of the file
@@ -192,7 +194,7 @@ extension StoreBatchTests {
     @Test(arguments: Cut.allCases)
     func aBatchEndingJustBeforeItsCommitRecordIsAnUnfinishedWrite(cut: Cut) throws {
         let fixture = try StoreFixture()
-        let (_, commit, end) = try withBatch(fixture)
+        let (_, commit, end) = try withBatch(fixture, acknowledged: false)
         var bytes = try fixture.bytes("work")
         switch cut {
         case .zeroed: zero(commit..<end, in: &bytes)
@@ -213,7 +215,7 @@ extension StoreBatchTests {
     func commitRecordsWithForgedLengthsNeverCommitAndNeverTrap(last: Bool) throws {
         for which in 0..<7 {
             let fixture = try StoreFixture()
-            let (start, commit, _) = try withBatch(fixture, count: 3)
+            let (start, commit, _) = try withBatch(fixture, count: 3, acknowledged: false)
             if !last {
                 let keychain = try fixture.keychain()
                 try keychain.unlock(work, password: password("pw"))
@@ -247,7 +249,7 @@ extension StoreBatchTests {
     /// batch was called an unfinished write; it is damage, set aside whole.
     @Test func aForgedCommitRecordWhoseChecksumEndsInAZeroByteIsDamage() throws {
         let fixture = try StoreFixture()
-        let (start, commit, end) = try withBatch(fixture, count: 3)
+        let (start, commit, end) = try withBatch(fixture, count: 3, acknowledged: false)
         var bytes = try fixture.bytes("work")
         var forged = false
         for k in UInt64(0)..<(1 << 16) where !forged {
@@ -288,7 +290,7 @@ extension StoreBatchTests {
     /// and by a second store that still held the old tail.
     @Test func batchesAfterRecoveryVouchForTheirStart() throws {
         let fixture = try StoreFixture()
-        let (start, commit, _) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture, acknowledged: false)
         var bytes = try fixture.bytes("work")
         zero(try wholeSector(in: start..<commit), in: &bytes)
         try fixture.write(bytes, to: "work")

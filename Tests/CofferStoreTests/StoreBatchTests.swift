@@ -15,12 +15,22 @@ import Testing
     /// `work` with one item ("before", whose secret is `before`), then a batch of `count` items
     /// ("b0"…), each long enough that the batch spans several 512-byte sectors. Returns where
     /// the batch starts, where its commit record starts, and where it ends.
-    func withBatch(_ fixture: StoreFixture, count: Int = 8, before: String = "s") throws -> (start: Int, commit: Int, end: Int) {
+    ///
+    /// Not `acknowledged`: the batch is written as a write a crash interrupts before it is
+    /// acknowledged (`StoreFixture.unacknowledged`), so that what a test leaves of it is judged
+    /// by the file's bytes alone (acknowledged records missing are damage whatever is left).
+    func withBatch(_ fixture: StoreFixture, count: Int = 8, before: String = "s",
+                   acknowledged: Bool = true) throws -> (start: Int, commit: Int, end: Int) {
         let keychain = try fixture.keychain()
         try keychain.createCollection(label: "Work", id: work, password: password("pw"))
         try keychain.add(NewItem(label: "before", attributes: ["n": "before"], secret: secret(before)), to: work)
         let start = try fixture.records("work").count
-        _ = try keychain.insertAll(try items("b", count), into: work)
+        let batch = try items("b", count)
+        if acknowledged {
+            _ = try keychain.insertAll(batch, into: work)
+        } else {
+            _ = try fixture.unacknowledged { try keychain.insertAll(batch, into: work) }
+        }
         let records = try fixture.records("work")
         let commit = try #require(recordStart(endingAt: records.count, in: records))
         return (start, commit, records.count)
@@ -78,7 +88,7 @@ import Testing
     @Test(arguments: LostSector.allCases)
     func aBatchWithASectorThatNeverArrivedIsAnUnfinishedWrite(lost: LostSector) throws {
         let fixture = try StoreFixture()
-        let (start, commit, _) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture, acknowledged: false)
         var bytes = try fixture.bytes("work")
         let zeroed: Range<Int>
         switch lost {
@@ -122,7 +132,7 @@ import Testing
     /// a loss.
     @Test func aFlippedByteInTheLastBatchIsDamage() throws {
         let fixture = try StoreFixture()
-        let (start, commit, _) = try withBatch(fixture)
+        let (start, commit, _) = try withBatch(fixture, acknowledged: false)
         var bytes = try fixture.bytes("work")
         bytes[(start + commit) / 2] ^= 0x10
         try fixture.write(bytes, to: "work")

@@ -127,21 +127,27 @@ import Testing
         }
     }
 
+    /// A crash while a fourth item was written cut the file inside its record.
     @Test func truncatedTailIsDroppedWithAWarningAndRemovedOnTheNextWrite() throws {
         let fixture = try populated()
+        let writer = try fixture.keychain()
+        try writer.unlock(work, password: password("pw"))
+        try fixture.unacknowledged {
+            try writer.add(NewItem(label: "w3", attributes: ["n": "3"], secret: secret("s3")), to: work)
+        }
         let full = try fixture.records("work")
         try fixture.write(Array(full.dropLast(7)), to: "work")
 
         let keychain = try fixture.keychain()
         try keychain.unlock(work, password: password("pw"))
-        #expect(try keychain.search(Query(collection: work)).count == 2)
+        #expect(try keychain.search(Query(collection: work)).count == 3)
         #expect(fixture.warnings.all.contains { $0.contains("unfinished write") })
         try keychain.add(NewItem(label: "after", attributes: ["n": "after"], secret: secret("a")), to: work)
 
         let reopened = try fixture.keychain()
         try reopened.unlock(work, password: password("pw"))
         let all = try reopened.search(Query(collection: work, returnAttributes: true))
-        #expect(Set(all.compactMap { $0.metadata?.label }) == ["w0", "w1", "after"])
+        #expect(Set(all.compactMap { $0.metadata?.label }) == ["w0", "w1", "w2", "after"])
     }
 
     @Test func truncatedHeaderIsCorrupt() throws {

@@ -38,6 +38,23 @@ final class StoreFixture {
     func write(_ bytes: [UInt8], to collection: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path(collection)))
     }
+
+    /// Runs `write` as a write that a crash interrupts before it is acknowledged: afterwards
+    /// the collection's lock file, which holds its acknowledgement mark, is as it was before
+    /// (a writer marks its records acknowledged only once they are durable, so a crash during
+    /// the write leaves the mark as it was). The caller then leaves of the records in the file
+    /// what the crash would have.
+    @discardableResult
+    func unacknowledged<R>(_ collection: String = "work", _ write: () throws -> R) throws -> R {
+        let lockPath = "\(directory)/\(collection).lock"
+        let before = FileManager.default.contents(atPath: lockPath) ?? Data()
+        let result = try write()
+        let lock = try FileHandle(forWritingTo: URL(fileURLWithPath: lockPath))
+        defer { try? lock.close() }
+        try lock.truncate(atOffset: 0)
+        try lock.write(contentsOf: before)
+        return result
+    }
 }
 
 /// Where a record ending at `end` starts, found from its length field and checksum.

@@ -125,15 +125,18 @@ import Testing
     /// `work` with three items and a fourth whose record ends `end` bytes after a sector
     /// boundary (its secret's length chosen for that), the last `zeroed` of them not all zero
     /// already and the byte before them not zero (so that zeroing them leaves zeros exactly
-    /// there); the file's records.
+    /// there); the file's records. The fourth is written as a write a crash interrupts before
+    /// it is acknowledged, so that what the test leaves of it is judged by its bytes alone.
     func populated(lastRecordEndingAt end: Int, zeroed: Int) throws -> (StoreFixture, [UInt8]) {
         var length = 100
         for filler in ["y", "z", "w", "v", "u", "t"] {
             let fixture = try populated()
             let keychain = try fixture.keychain()
             try keychain.unlock(work, password: password("pw"))
-            try keychain.add(NewItem(label: "last", attributes: ["n": "last"], secret: secret(String(repeating: filler, count: length))),
-                             to: work)
+            try fixture.unacknowledged {
+                try keychain.add(NewItem(label: "last", attributes: ["n": "last"], secret: secret(String(repeating: filler, count: length))),
+                                 to: work)
+            }
             let bytes = try fixture.records("work")
             let short = (end - bytes.count % 512 + 512) % 512
             guard short == 0 else {
@@ -199,6 +202,11 @@ import Testing
     /// What a crash leaves of an unacknowledged write is kept aside too, but is not a loss.
     @Test func anUnfinishedWriteIsKeptAsideWithoutALoss() throws {
         let fixture = try populated()
+        let writer = try fixture.keychain()
+        try writer.unlock(work, password: password("pw"))
+        try fixture.unacknowledged {
+            try writer.add(NewItem(label: "w3", attributes: ["n": "3"], secret: secret("s3")), to: work)
+        }
         let full = try fixture.records("work")
         try fixture.write(Array(full.dropLast(7)), to: "work")
         let keychain = try fixture.keychain()

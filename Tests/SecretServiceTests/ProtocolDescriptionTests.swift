@@ -56,7 +56,7 @@ import Testing
                                      .init(properties: .init(label: "Other"), alias: "")).prompt
         let objects: [(ObjectPath, [InterfaceDescription])] = [
             (SecretPath.service, [ServiceInterface.description, GnomeKeyringInterface.description]),
-            (SecretPath.collection(.session), [CollectionInterface.description]),
+            (SecretPath.collection(.session), [CollectionInterface.description, CofferCollectionInterface.description]),
             (item, [ItemInterface.description]),
             (session, [SessionInterface.description]),
             (prompt, [PromptInterface.description]),

@@ -2,8 +2,9 @@ import CofferCore
 import CofferStore
 
 /// Finding 6: each collection's state, and where the `default` alias points. Lock states come
-/// from cofferd when it serves the store; damage and recovery always from the files (read
-/// without a password and without changing anything).
+/// from cofferd when it serves the store; damage from the files (read without a password and
+/// without changing anything), and recovery from cofferd's report as well when it serves the
+/// collection (it knows its own data directory, and what it found in the file).
 enum CollectionsCheck {
     /// - daemon: the running cofferd's keychain, when it serves `store`.
     static func findings(store: StoreCheck.Location, storeReadable: Bool, daemon: DaemonKeychain?) -> [Finding] {
@@ -45,10 +46,11 @@ enum CollectionsCheck {
 
     private static func finding(for id: CollectionID, in directory: String, onFile: Bool, daemon: DaemonKeychain?,
                                 suffix: String) -> Finding {
-        let lockedInDaemon = (try? daemon?.info(id))?.isLocked
+        let inDaemon = try? daemon?.info(id)
+        let lockedInDaemon = inDaemon?.isLocked
         guard onFile else {
             let state = lockedInDaemon.map { $0 ? "locked" : "unlocked" } ?? "listed by the Secret Service"
-            return Finding("collection", .ok, "'\(id)' is \(state), kept in memory only by cofferd\(suffix)")
+            return recoveryFinding(for: id, "'\(id)' is \(state), kept in memory only by cofferd\(suffix)", recovery: inDaemon?.recovery)
         }
         let info: CollectionInfo
         do {
@@ -63,7 +65,12 @@ enum CollectionsCheck {
         }
         let state = lockedInDaemon.map { $0 ? "locked" : "unlocked in cofferd" } ?? "locked (no cofferd serves it)"
         let summary = "'\(id)' is \(state), \(info.itemCount) item\(info.itemCount == 1 ? "" : "s")\(suffix)"
-        guard let recovery = info.recovery else { return Finding("collection", .ok, summary) }
+        return recoveryFinding(for: id, summary, recovery: inDaemon?.recovery ?? info.recovery)
+    }
+
+    /// `summary` as it is, or with `recovery` as a warning when there is one.
+    private static func recoveryFinding(for id: CollectionID, _ summary: String, recovery: String?) -> Finding {
+        guard let recovery else { return Finding("collection", .ok, summary) }
         return Finding("collection", .warning, "\(summary); \(recovery)",
                        fix: "check its items (coffer search --all --collection \(id)) and restore what is missing from a backup; the set-aside bytes stay encrypted beside it")
     }
