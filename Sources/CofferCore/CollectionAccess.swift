@@ -9,6 +9,9 @@ public enum AccessPolicy: String, Sendable, CaseIterable {
     /// Only creators and granted applications; nobody is asked.
     case strict
 
+    /// The policy a new collection gets unless told otherwise.
+    public static let forNewCollections = AccessPolicy.ask
+
     /// What each policy means, for help and error texts.
     public var summary: String {
         switch self {

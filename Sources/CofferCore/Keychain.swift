@@ -62,7 +62,7 @@ public final class Keychain: Sendable {
     /// derived from the label unless given. Returns the new id.
     @discardableResult
     public func createCollection(label: String, id: CollectionID? = nil, password: SecureBytes,
-                                 policy: AccessPolicy = .ask) throws(CofferError) -> CollectionID {
+                                 policy: AccessPolicy = .forNewCollections) throws(CofferError) -> CollectionID {
         try Limits.validate(label: label)
         guard let provider else { throw .invalidArgument("this keychain has no persistent store") }
         var taken = Set(try collectionIDs())

@@ -41,6 +41,8 @@ struct Import: ParsableCommand {
 
     @OptionGroup var importing: ImportOptions
 
+    @OptionGroup var readers: ImportAccessOptions
+
     @OptionGroup var passwords: PasswordOptions
 
     func run() throws {
@@ -56,7 +58,7 @@ struct Import: ParsableCommand {
         let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
-                                       dryRun: importing.dryRun)
+                                       dryRun: importing.dryRun, access: (readers, global.storeDirectory))
         var firstFailure: CLIError?
         for collection in collections {
             let source = "'\(Encode.display(collection.label))' (\(collection.path))"

@@ -49,6 +49,8 @@ struct ImportGnomeKeyring: ParsableCommand {
 
     @OptionGroup var importing: ImportOptions
 
+    @OptionGroup var readers: ImportAccessOptions
+
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
@@ -62,7 +64,7 @@ struct ImportGnomeKeyring: ParsableCommand {
         let keychain = Keychain(provider: try FileStore(directory: global.storeDirectory),
                                 sessionCollection: false)
         let importer = KeyringImporter(keychain: keychain, input: InputSource(passwordFromStdin: passwords.passwordStdin),
-                                       dryRun: importing.dryRun)
+                                       dryRun: importing.dryRun, access: (readers, global.storeDirectory))
         var firstFailure: CLIError?
         var imported: [String: CollectionID] = [:]
         for path in paths {

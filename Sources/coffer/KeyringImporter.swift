@@ -10,6 +10,9 @@ struct KeyringImporter {
     let keychain: Keychain
     let input: InputSource
     let dryRun: Bool
+    /// `--policy` and `--grant` of an import from another provider, and the store directory
+    /// (for the audit log); nil for a backup, which brings its own rules.
+    var access: (options: ImportAccessOptions, directory: String)? = nil
 
     func importFile(_ path: String, into target: CollectionID) throws {
         guard let contents = FileManager.default.contents(atPath: path) else {
@@ -46,8 +49,12 @@ struct KeyringImporter {
         if exists { try unlock(target, trying: password) }
         let plan = exists ? try ImportPlan.make(items, into: target, of: keychain) : ImportPlan.intoNewCollection(items, target)
         let skipped = plan.alreadyThere > 0 ? " (\(plan.alreadyThere) already there)" : ""
+        let policy = policy ?? access?.options.policy
+        let unowned = plan.new.count { $0.creator?.isVerified != true }
         if dryRun {
             Output.line("would import \(plan.new.count) of \(items.count) items from \(source) into '\(target)'\(exists ? skipped : " (a new collection)")")
+            let policyThen = try exists ? access?.options.policy ?? keychain.access(of: target).policy : policy ?? .forNewCollections
+            if let note = access?.options.note(unowned, in: target, under: policyThen, dryRun: true) { Output.note(note) }
             return nil
         }
         if !exists {
@@ -61,6 +68,12 @@ struct KeyringImporter {
         }
         let references = try plan.apply(to: keychain)
         Output.line("imported \(plan.new.count) items from \(source) into '\(target)'\(skipped)")
+        if let (options, directory) = access {
+            try options.apply(to: target, existing: exists, imported: references.map(\.item), of: keychain, directory: directory)
+            if let note = options.note(unowned, in: target, under: try keychain.access(of: target).policy, dryRun: false) {
+                Output.note(note)
+            }
+        }
         var itemIDs: [ItemID?] = Array(repeating: nil, count: items.count)
         for (position, reference) in zip(plan.positions, references) { itemIDs[position] = reference.item }
         return Imported(createdCollection: !exists, itemIDs: itemIDs)

@@ -116,6 +116,40 @@ struct ImportGnomeKeyringTests {
         #expect(mixed.stdout.contains("imported \(Self.bulk + 2) items from \(login) into 'work'"), "\(mixed.stdout)")
     }
 
+    /// Imported items have no creator: the import says what other applications will see under
+    /// the collection's policy, and --policy or --grant choose otherwise.
+    @Test func whatOtherApplicationsWillSeeAndTheChoice() throws {
+        let (keyring, _) = try Self.keyringHome(bulk: 0)
+        defer { keyring.remove() }
+        let login = keyring.keyringsDirectory + "/login.keyring"
+        let f = try CLIFixture()
+        let twice = "\(Self.keyringPassword)\n"
+
+        let dry = try f.run(["import", "gnome-keyring", "--dry-run", "--password-stdin", login], stdin: twice)
+        #expect(dry.status == 0 && dry.stderr.contains("2 items imported into 'login' would have no creator")
+                && dry.stderr.contains("its policy is ask: every application would be asked"), "\(dry.stderr)")
+        let plain = try f.run(["import", "gnome-keyring", "--password-stdin", login], stdin: twice)
+        #expect(plain.status == 0 && plain.stderr.contains("2 items imported into 'login' have no creator")
+                && plain.stderr.contains("coffer policy --collection login open") && plain.stderr.contains("--grant"), "\(plain.stderr)")
+
+        // --grant: the program reads them; nothing more to say.
+        let granted = try f.run(["import", "gnome-keyring", "--password-stdin", "--into", "granted", "--grant", "/usr/bin/python3", login],
+                                stdin: twice)
+        #expect(granted.status == 0 && !granted.stderr.contains("no creator"), "\(granted.stderr)")
+        let list = try f.run(["access", "list", "--collection", "granted", "--password-stdin"], stdin: twice)
+        #expect(list.stdout.split(separator: "\n").count { $0.hasPrefix("exe:/usr/bin/python3 ") } == 2, "\(list.stdout)")
+
+        // --policy open, into an existing collection: its policy changes, and it is audited.
+        let opened = try f.run(["import", "gnome-keyring", "--password-stdin", "--policy", "open", login], stdin: twice)
+        #expect(opened.status == 0 && !opened.stderr.contains("no creator"), "\(opened.stderr)")
+        #expect(try f.run(["policy", "--password-stdin"], stdin: twice).stdout.contains("open"))
+        let log = try f.run(["log"])
+        #expect(log.stdout.contains("ask -> open (coffer import)"), "\(log.stdout)")
+        // A grant to an unverified process is refused before anything is read.
+        let refused = try f.run(["import", "gnome-keyring", "--grant", "unverified:x", login], stdin: twice)
+        #expect(refused.status == 2 && refused.stderr.contains("unverified process"), "\(refused.stderr)")
+    }
+
     /// Without files: every keyring in gnome-keyring's directory, and its default alias.
     @Test func theDefaultDirectoryAndAlias() throws {
         let (keyring, _) = try Self.keyringHome(bulk: 10)
