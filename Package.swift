@@ -118,7 +118,9 @@ let package = Package(
 
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
         // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
-        // which replays the committed corpus and crash regressions under Fuzz/.
+        // which replays the committed corpus and crash regressions under Fuzz/. The harness
+        // reaches the parsers through `package` declarations of DBusKit and CofferStore, not
+        // `@testable import`, so that it builds in release mode too (`swift build -c release`).
         .target(name: "FuzzHarness", dependencies: ["DBusKit", "CofferStore", "CofferCore", "CofferCrypto", "CLibFuzzer"],
                 path: "Fuzz/Harness"),
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),

@@ -1,4 +1,4 @@
-@testable import DBusKit
+import DBusKit
 
 /// Runs one fuzz input through what the daemon does with every message it receives: libdbus
 /// reads it from the wire, the object server reads its headers and checks its signature,

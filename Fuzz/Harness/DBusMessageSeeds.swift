@@ -1,4 +1,4 @@
-@testable import DBusKit
+import DBusKit
 
 /// Seeds for `DBusMessageHarness`: the calls the Secret Service receives from libsecret and
 /// gnome-keyring's clients, in wire format, plus the other kinds of message and a few values

@@ -1,6 +1,6 @@
 import CofferCore
 import CofferCrypto
-@testable import CofferStore
+import CofferStore
 
 /// Runs one fuzz input through the store's parsers, as `FileCollection` uses them: the whole
 /// input as a collection file (header, records, batches, torn tail, reserved space, attribute

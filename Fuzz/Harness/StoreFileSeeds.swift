@@ -1,6 +1,6 @@
 import CofferCore
 import CofferCrypto
-@testable import CofferStore
+import CofferStore
 import Foundation
 
 /// Seeds for `StoreFileHarness`: collection files written by the store itself (password

@@ -14,14 +14,14 @@ import CofferCore
 /// ```
 /// A meta record with an empty sealed part (a collection made before access rules existed)
 /// means `CollectionAccess.legacy`.
-enum AccessCoding {
+package enum AccessCoding {
     static let version: UInt8 = 1
     /// The most grants a collection keeps (about 600 KiB of rules, decrypted at each change);
     /// a file with more is damaged.
     static let maxGrants = 10_000
     private static let policies: [AccessPolicy] = [.open, .ask, .strict]
 
-    static func encode(_ access: CollectionAccess) -> [UInt8] {
+    package static func encode(_ access: CollectionAccess) -> [UInt8] {
         var w = ByteWriter(capacity: 8 + access.grants.count * 64)
         w.u8(version)
         w.u8(UInt8(policies.firstIndex(of: access.policy)!))
@@ -37,7 +37,7 @@ enum AccessCoding {
     }
 
     /// The rules in `bytes`; nil when they are malformed.
-    static func decode(_ bytes: [UInt8]) -> CollectionAccess? {
+    package static func decode(_ bytes: [UInt8]) -> CollectionAccess? {
         guard !bytes.isEmpty else { return .legacy }
         var r = ByteReader(bytes)
         do {

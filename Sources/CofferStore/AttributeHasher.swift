@@ -3,14 +3,14 @@ import CofferCrypto
 
 /// A 128-bit keyed hash of one `(name, value)` attribute pair: what the index and the public
 /// part of item records hold instead of attribute values.
-struct AttributeTerm: Hashable, Sendable {
+package struct AttributeTerm: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
 
     static let byteCount = 16
 
     /// The bits are already uniformly random (a keyed MAC), so half of them is a fine hash.
-    func hash(into hasher: inout Hasher) { hasher.combine(low) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(low) }
 
     init(high: UInt64, low: UInt64) {
         self.high = high
@@ -39,10 +39,10 @@ struct AttributeTerm: Hashable, Sendable {
 /// Computes `HMAC-SHA256(lookupKey, name || 0x00 || value)` truncated to 128 bits. The lookup
 /// key is random per collection, so equal values in two collections hash differently and no
 /// table precomputed for one store serves another.
-final class AttributeHasher {
+package final class AttributeHasher {
     private let mac: HMAC
 
-    init(lookupKey: [UInt8]) throws(CofferError) {
+    package init(lookupKey: [UInt8]) throws(CofferError) {
         mac = try CofferError.catching { try HMAC(key: lookupKey, secure: false) }
     }
 
@@ -54,19 +54,19 @@ final class AttributeHasher {
         return AttributeTerm(code[0..<AttributeTerm.byteCount])
     }
 
-    func terms(_ attributes: Attributes) -> Set<AttributeTerm> {
+    package func terms(_ attributes: Attributes) -> Set<AttributeTerm> {
         Set(attributes.map { term(name: $0.key, value: $0.value) })
     }
 
     /// The public part of an item record: its terms, sorted for a stable encoding.
-    static func encode(_ terms: Set<AttributeTerm>) -> [UInt8] {
+    package static func encode(_ terms: Set<AttributeTerm>) -> [UInt8] {
         var w = ByteWriter(capacity: terms.count * AttributeTerm.byteCount)
         for term in terms.sorted(by: { ($0.high, $0.low) < ($1.high, $1.low) }) { term.append(to: &w) }
         return w.bytes
     }
 
     /// The terms in a record's public part; nil if it is malformed (or lists a term twice).
-    static func decode(_ bytes: ArraySlice<UInt8>) -> [AttributeTerm]? {
+    package static func decode(_ bytes: ArraySlice<UInt8>) -> [AttributeTerm]? {
         guard bytes.count % AttributeTerm.byteCount == 0 else { return nil }
         var terms: [AttributeTerm] = []
         terms.reserveCapacity(bytes.count / AttributeTerm.byteCount)

@@ -1,14 +1,14 @@
 import CofferCore
 
 /// Appends little-endian integers and length-prefixed fields to a byte array.
-struct ByteWriter {
-    private(set) var bytes: [UInt8] = []
+package struct ByteWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
     mutating func u16(_ v: UInt16) { integer(UInt64(v), width: 2) }
-    mutating func u32(_ v: UInt32) { integer(UInt64(v), width: 4) }
+    package mutating func u32(_ v: UInt32) { integer(UInt64(v), width: 4) }
     mutating func u64(_ v: UInt64) { integer(v, width: 8) }
     mutating func raw(_ v: some Collection<UInt8>) { bytes.append(contentsOf: v) }
     private mutating func integer(_ v: UInt64, width: Int) {

@@ -4,29 +4,29 @@ import CofferCrypto
 /// The in-memory image of one collection file and everything derived from it by reading the
 /// public parts of its records: live items, the attribute index, label, counters. Building it
 /// needs no key, so a locked collection can be opened and searched.
-struct CollectionLog {
-    struct Entry {
-        var offset: Int
+package struct CollectionLog {
+    package struct Entry {
+        package var offset: Int
         var length: Int
         var timestamp: UInt64
     }
 
     let file: String
-    private(set) var bytes: [UInt8]
-    let header: StoreHeader
-    let headerLength: Int
+    package private(set) var bytes: [UInt8]
+    package let header: StoreHeader
+    package let headerLength: Int
     /// Bytes up to the end of the last complete batch.
-    private(set) var validEnd: Int
-    private(set) var entries: [ItemID: Entry] = [:]
+    package private(set) var validEnd: Int
+    package private(set) var entries: [ItemID: Entry] = [:]
     private(set) var index = AttributeIndex<AttributeTerm>()
-    private(set) var label = ""
+    package private(set) var label = ""
     private(set) var modified: UInt64
-    private(set) var nextItemID: ItemID = 1
-    private(set) var nextSequence: UInt64 = 1
+    package private(set) var nextItemID: ItemID = 1
+    package private(set) var nextSequence: UInt64 = 1
     private(set) var liveBytes = 0
     private(set) var deadBytes = 0
     /// The current meta record (label, counters, and sealed access rules).
-    private(set) var meta: Entry?
+    package private(set) var meta: Entry?
     /// The current meta record's generation (see `metaPublicPart`).
     private(set) var metaGeneration: UInt64 = 0
     /// How many meta records older than the current one were found after it (and ignored).
@@ -42,7 +42,7 @@ struct CollectionLog {
     /// Parses a whole file image. Reserved space (zeros after the last record) is dropped from
     /// the image; a torn tail is left out of `validEnd` (the caller warns and truncates it on
     /// its next write); any other damage throws `storeCorrupt`.
-    init(file: String, bytes: [UInt8]) throws(CofferError) {
+    package init(file: String, bytes: [UInt8]) throws(CofferError) {
         self.file = file
         self.bytes = bytes
         (header, headerLength) = try StoreHeader.decode(bytes, file: file)
@@ -94,7 +94,7 @@ struct CollectionLog {
     }
 
     /// Appends `more` (bytes the file gained) and parses them.
-    mutating func append(_ more: [UInt8]) throws(CofferError) {
+    package mutating func append(_ more: [UInt8]) throws(CofferError) {
         bytes.removeLast(bytes.count - validEnd)
         bytes.append(contentsOf: more)
         try ingest(upTo: bytes.count)
@@ -105,7 +105,7 @@ struct CollectionLog {
     /// takes at least `RecordFrame.minimumLength` bytes. The counters also move past the
     /// acknowledgement mark's, so that the next meta record carries them and the loss of what
     /// was acknowledged (set aside with the tail) is not counted again.
-    mutating func dropTornTail() {
+    package mutating func dropTornTail() {
         nextItemID += UInt64(tornBytes / RecordFrame.minimumLength + 1)
         if let acknowledged {
             nextItemID = max(nextItemID, acknowledged.nextItemID)
@@ -164,7 +164,7 @@ struct CollectionLog {
 
     /// The live record of `item` (checked when it was read from the file; the image never
     /// changes below `validEnd`).
-    func frame(of item: ItemID) -> RecordFrame? {
+    package func frame(of item: ItemID) -> RecordFrame? {
         guard let entry = entries[item],
               case .frame(let frame) = RecordFrame.parse(bytes, at: entry.offset, end: validEnd, checksum: false) else { return nil }
         return frame
@@ -177,7 +177,7 @@ struct CollectionLog {
 
     /// Checks the authentication tag of every removal and meta record, and with `items` of
     /// every live item record too; throws `storeCorrupt` at the first that fails.
-    func verify(with key: DataKey, items: Bool) throws(CofferError) {
+    package func verify(with key: DataKey, items: Bool) throws(CofferError) {
         var offsets = controlRecordOffsets
         if items { offsets += entries.values.map(\.offset) }
         for offset in offsets {

@@ -191,7 +191,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         return table
     }
 
-    /// Rewrites the alias table atomically (temporary file, fsync, rename, directory fsync).
+    /// Rewrites the alias table atomically (`FileSystem.replace`: a new file renamed over it).
     public func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError) {
         let lock = try PosixFile(path: "\(directory)/aliases.lock", create: true)
         try lock.lock(.exclusive)
@@ -199,13 +199,7 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
         var table = try readAliases()
         table[name] = collection
         let text = table.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.rawValue)\n" }.joined()
-        let temporary = "\(aliasPath).new-\(ProcessControl.currentID)"
-        let file = try PosixFile(path: temporary, create: true)
-        try file.truncate(to: 0)
-        try file.write(Array(text.utf8), at: 0)
-        try file.sync()
-        try PosixFile.rename(temporary, to: aliasPath)
-        try PosixFile.syncDirectory(directory)
+        try PosixFile.replace(aliasPath, with: Array(text.utf8))
         cache.withLock { $0.aliases = nil }
     }
 

@@ -6,8 +6,8 @@ import CofferCrypto
 /// and, when the item's creator is known, `creator` (its `Application.encoded` form; items
 /// written before creators were recorded end after the secret), each string or byte field a
 /// u32 length then the bytes.
-enum ItemPayload {
-    static func encode(_ metadata: ItemMetadata, secret: SecureBytes) throws(CofferError) -> SecureBytes {
+package enum ItemPayload {
+    package static func encode(_ metadata: ItemMetadata, secret: SecureBytes) throws(CofferError) -> SecureBytes {
         try CofferError.catching {
             let out = try SecureBytes(capacity: 64 + metadata.label.utf8.count + secret.count
                                       + metadata.attributes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 8 })
@@ -28,7 +28,7 @@ enum ItemPayload {
     }
 
     /// Metadata only (the secret bytes are not copied out).
-    static func metadata(from payload: SecureBytes) throws(CofferError) -> ItemMetadata {
+    package static func metadata(from payload: SecureBytes) throws(CofferError) -> ItemMetadata {
         try decode(payload).metadata
     }
 
@@ -47,7 +47,7 @@ enum ItemPayload {
     /// The secret and its content type, cut out of `payload` where it lies: the rest of the
     /// payload (label, attributes, creator) is wiped, and no other buffer is made. `payload` is
     /// the secret's from then on.
-    static func secret(cutFrom payload: SecureBytes) throws(CofferError) -> Secret {
+    package static func secret(cutFrom payload: SecureBytes) throws(CofferError) -> Secret {
         let (metadata, range) = try parse(payload, labelAndAttributes: false)
         payload.truncate(to: range.upperBound)
         payload.removeFirst(range.lowerBound)

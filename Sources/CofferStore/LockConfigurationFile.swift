@@ -61,18 +61,10 @@ public final class LockConfigurationFile: Sendable {
     /// Replaces the file with `configuration` (creating its directory, 0700, if needed).
     public func write(_ configuration: LockConfiguration) throws(CofferError) {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        let temporary = "\(path).new-\(ProcessControl.currentID)"
         do throws(Errno) {
             if !directory.isEmpty { try FileSystem.makeDirectories(directory, permissions: 0o700) }
-            let file = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .noFollow], permissions: 0o600)
-            defer { file.close() }
-            try file.truncate(to: 0)
-            try file.writeAll(Array(configuration.text.utf8), at: 0)
-            try file.synchronize()
-            try FileSystem.rename(temporary, to: path)
-            if !directory.isEmpty { try? FileSystem.synchronizeDirectory(directory) }
+            try FileSystem.replace(path, with: Array(configuration.text.utf8), permissions: 0o600)
         } catch {
-            try? FileSystem.remove(temporary)
             throw .io("cannot write \(path): \(error.reason)")
         }
     }

@@ -82,6 +82,12 @@ final class PosixFile {
         try io("cannot flush directory", path) { () throws(Errno) in try FileSystem.synchronizeDirectory(path) }
     }
 
+    /// Replaces the file `path` with one holding `bytes` (mode 0600), in one step
+    /// (`FileSystem.replace`); on failure the old file is left as it was.
+    static func replace(_ path: String, with bytes: [UInt8]) throws(CofferError) {
+        try io("cannot write", path) { () throws(Errno) in try FileSystem.replace(path, with: bytes, permissions: 0o600) }
+    }
+
     static func rename(_ from: String, to: String) throws(CofferError) {
         try io("cannot rename \(from) to", to) { () throws(Errno) in try FileSystem.rename(from, to: to) }
     }

@@ -20,8 +20,8 @@ import CofferCrypto
 /// a tail that is dropped whole. A batch of several changes ends with a commit record that
 /// vouches for the records before it (see `Kind.commit`), so that the whole batch can be
 /// written and flushed at once.
-struct RecordFrame {
-    enum Kind: UInt8 {
+package struct RecordFrame {
+    package enum Kind: UInt8 {
         case item = 1
         case removal = 2
         case meta = 3
@@ -40,19 +40,19 @@ struct RecordFrame {
     /// sealed payload (its tag alone).
     static let minimumLength = 4 + 1 + 8 + 8 + 8 + 4 + 12 + 4 + 16 + 4
 
-    var kind: Kind
+    package var kind: Kind
     var endsBatch: Bool
     var sequence: UInt64
     var timestamp: UInt64
-    var itemID: ItemID
+    package var itemID: ItemID
     /// Positions inside the buffer the frame was parsed from.
     var publicRange: Range<Int>
     var nonceRange: Range<Int>
     var sealedRange: Range<Int>
     var authenticatedRange: Range<Int>
     /// Where the frame starts and its total length.
-    var offset: Int
-    var length: Int
+    package var offset: Int
+    package var length: Int
 
     /// Builds and seals a frame; `plaintext` nil seals an empty payload (authentication only).
     static func encode(kind: Kind, endsBatch: Bool, sequence: UInt64, timestamp: UInt64, itemID: ItemID,
@@ -104,7 +104,7 @@ struct RecordFrame {
         return digest.elementsEqual(Digest.sha256(Array(bytes[start..<offset])))
     }
 
-    enum ParseResult {
+    package enum ParseResult {
         case frame(RecordFrame)
         /// The bytes from here on do not hold a whole frame (a torn write at the tail).
         case incomplete
@@ -114,7 +114,7 @@ struct RecordFrame {
 
     /// Parses the frame at `offset` in `bytes[..<end]`. Without `checksum` the CRC is not
     /// computed again (for frames already checked when the file was read).
-    static func parse(_ bytes: [UInt8], at offset: Int, end: Int, checksum: Bool = true) -> ParseResult {
+    package static func parse(_ bytes: [UInt8], at offset: Int, end: Int, checksum: Bool = true) -> ParseResult {
         var r = ByteReader(bytes, from: offset, to: end)
         // Once the whole body is there, a field running past its end is damage, not a tail cut short.
         var bodyIsWhole = false
@@ -153,7 +153,7 @@ struct RecordFrame {
     }
 
     /// Verifies and decrypts the sealed part.
-    func open(in bytes: [UInt8], key: DataKey, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
+    package func open(in bytes: [UInt8], key: DataKey, uuid: [UInt8]) throws(CofferError) -> SecureBytes {
         try CofferError.catching {
             try key.cipher.open(bytes[sealedRange], nonce: bytes[nonceRange], aad: uuid[...], bytes[authenticatedRange])
         }

@@ -16,14 +16,14 @@ import CofferCrypto
 /// 12  nonce, u32+bytes sealed data key (32 + 16 tag)
 /// u32 CRC-32 of all of the above (to tell a torn or damaged header from a wrong password)
 /// ```
-struct StoreHeader {
+package struct StoreHeader {
     static let magic: [UInt8] = Array("COFFER".utf8) + [0, 1]
     static let formatVersion: UInt16 = 1
     static let argon2id: UInt8 = 1
 
-    var uuid: [UInt8]
+    package var uuid: [UInt8]
     var created: UInt64
-    var kdf: Argon2Parameters
+    package var kdf: Argon2Parameters
     var salt: [UInt8]
     var lookupKey: [UInt8]
     var nonce: [UInt8]
@@ -40,7 +40,7 @@ struct StoreHeader {
     }
 
     /// The data key, or `authenticationFailed` if `password` is wrong.
-    func openDataKey(password: SecureBytes) throws(CofferError) -> SecureBytes {
+    package func openDataKey(password: SecureBytes) throws(CofferError) -> SecureBytes {
         let keyEncryptionKey = try deriveKey(password: password)
         do {
             return try AESGCM.open(sealedDataKey[...], key: keyEncryptionKey, nonce: nonce, aad: associatedData)
@@ -88,7 +88,7 @@ struct StoreHeader {
     }
 
     /// Parses a header at the start of `bytes`; returns it and its length.
-    static func decode(_ bytes: [UInt8], file: String) throws(CofferError) -> (StoreHeader, Int) {
+    package static func decode(_ bytes: [UInt8], file: String) throws(CofferError) -> (StoreHeader, Int) {
         func corrupt(_ why: String) -> CofferError { .storeCorrupt(file: file, reason: why) }
         var r = ByteReader(bytes)
         do {

@@ -1,7 +1,8 @@
 import Foundation
+import SystemKit
 
 /// Finds executables for end-to-end tests: the package's own products (built by `swift test`
-/// next to the test bundle) and system tools from `PATH`.
+/// next to the test bundle) and system tools from `PATH` and the sbin directories (`searchPath`).
 public enum Executables {
     /// The directory holding the running test bundle, i.e. the build products directory
     /// (`.build/<triple>/debug`), where `swift test` also puts `cofferd` and `coffer`.
@@ -26,14 +27,29 @@ public enum Executables {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    /// Path of `name` found in `PATH` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`), or nil.
+    /// Where system tools are looked for: this process's `PATH` (else /usr/local/bin:/usr/bin:/bin),
+    /// then those of /usr/local/sbin, /usr/sbin and /sbin it lacks. A normal user's `PATH` on
+    /// Debian has none of them, yet tests run tools that live there (`chroot`, and `ldconfig` and
+    /// `start-stop-daemon`, which dpkg runs): as `PATH` for such a tool's child processes, too.
+    public static var searchPath: String {
+        let path = ProcessInfo.processInfo.environment["PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/bin:/usr/bin:/bin"
+        let listed = Set(path.split(separator: ":").map { $0.hasSuffix("/") ? String($0.dropLast()) : String($0) })
+        return ([path] + ["/usr/local/sbin", "/usr/sbin", "/sbin"].filter { !listed.contains($0) }).joined(separator: ":")
+    }
+
+    /// This process's environment with `PATH` set to `searchPath`, for a tool that runs
+    /// programs from the sbin directories (dpkg runs `ldconfig` and `start-stop-daemon`, a
+    /// sandbox script `chroot`).
+    public static var environmentWithSearchPath: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = searchPath
+        return environment
+    }
+
+    /// Path of `name` found in `searchPath` (e.g. `secret-tool`, `gdbus`, `dbus-daemon`,
+    /// `chroot`), or nil.
     public static func inPath(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
+        name.contains("/") ? nil : FileSystem.executable(named: name, searchPath: searchPath)
     }
 
     /// `name` if it is a path (contains `/`) to an executable, else a built product, else `PATH`.

@@ -60,9 +60,15 @@ public final class PrivateBus: Sendable {
     /// Environment for child processes: this process's environment with
     /// `DBUS_SESSION_BUS_ADDRESS` pointing at this bus, `DBUS_SYSTEM_BUS_ADDRESS` at a socket
     /// that does not exist (no test reaches the machine's system bus unless it passes its own
-    /// in `extra`) and no `XDG_CONFIG_HOME` (settings come from the child's HOME), plus `extra`.
+    /// in `extra`), no `XDG_CONFIG_HOME` (settings come from the child's HOME) and the locale
+    /// `LANG=C.UTF-8` (no `LC_*` or `LANGUAGE`), plus `extra`.
+    ///
+    /// The locale is set whatever this process has: a login as a normal user (`su -`,
+    /// `runuser -l`) sets none, and without a UTF-8 locale libsecret's `secret-tool` refuses
+    /// non-ASCII arguments ("Invalid byte sequence in conversion input").
     public func environment(_ extra: [String: String] = [:]) -> [String: String] {
-        var env = ProcessInfo.processInfo.environment
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LC_") && $0.key != "LANGUAGE" }
+        env["LANG"] = "C.UTF-8"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory)/no-system-bus"
         env["XDG_CONFIG_HOME"] = nil

@@ -6,7 +6,7 @@ extension DBusMessage {
     /// The messages at the start of `bytes`, one after another as a connection reads them from
     /// its socket, each locked like a received message. Stops at the first bytes libdbus
     /// rejects or that do not hold a whole message.
-    static func messages(inWireFormat bytes: [UInt8]) -> [DBusMessage] {
+    package static func messages(inWireFormat bytes: [UInt8]) -> [DBusMessage] {
         var rest = bytes.map { CChar(bitPattern: $0) }[...]
         var found: [DBusMessage] = []
         while rest.count >= 16, rest.count <= Int(Int32.max) {
@@ -21,7 +21,7 @@ extension DBusMessage {
     }
 
     /// This message in wire format, as sent by `sender` with `serial` (what a bus delivers).
-    func wireFormat(serial: UInt32, sender: String) -> [UInt8] {
+    package func wireFormat(serial: UInt32, sender: String) -> [UInt8] {
         dbus_message_set_serial(raw, serial)
         guard sender.withCString({ dbus_message_set_sender(raw, $0) }) != 0 else {
             fatalError("libdbus: out of memory")

@@ -105,13 +105,13 @@ final class Dispatcher {
 }
 
 /// The header fields a signal rule looks at, read once per message.
-struct SignalHeader {
-    let path: ObjectPath?
-    let interface: String?
-    let member: String?
+package struct SignalHeader {
+    package let path: ObjectPath?
+    package let interface: String?
+    package let member: String?
     let sender: String?
 
-    init(_ m: DBusMessage) {
+    package init(_ m: DBusMessage) {
         path = m.path
         interface = m.interface
         member = m.member

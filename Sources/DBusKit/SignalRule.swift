@@ -15,7 +15,7 @@ public struct SignalRule: Sendable, Hashable {
         self.sender = sender
     }
 
-    func matches(_ h: SignalHeader) -> Bool {
+    package func matches(_ h: SignalHeader) -> Bool {
         if let interface, interface != h.interface { return false }
         if let member, member != h.member { return false }
         if let path, path != h.path { return false }

@@ -43,6 +43,9 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static let noSpace = Errno(ENOSPC)
     /// EDQUOT.
     public static let quotaExceeded = Errno(EDQUOT)
+    /// EFBIG: a write would make the file larger than the file size limit (RLIMIT_FSIZE) or
+    /// than the file system allows.
+    public static let fileTooLarge = Errno(EFBIG)
     /// EACCES.
     public static let permissionDenied = Errno(EACCES)
     /// EPERM.

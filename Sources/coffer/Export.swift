@@ -5,6 +5,7 @@ import CofferCrypto
 import CofferStore
 import Foundation
 import GnomeKeyringFormat
+import SystemKit
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,7 +28,9 @@ struct Export: ParsableCommand {
         Export works on the store files (as with --data-dir): each collection's password is \
         asked, then the new passphrase (twice on a terminal). With --password-stdin, each is \
         one line of stdin, in that order. The file is created with mode 0600 and never \
-        overwritten unless --force is given; nothing is ever written in clear.
+        overwritten unless --force is given; then the new file replaces it in one step, \
+        once written whole, and an export that fails leaves it as it was. Nothing is ever \
+        written in clear.
 
         EXAMPLES
           coffer export --output coffer-backup.cbk
@@ -151,22 +154,20 @@ struct Export: ParsableCommand {
                      })
     }
 
-    /// Writes `bytes` to `path` with mode 0600 (created so, never readable by others meanwhile).
+    /// Writes `bytes` to `path` with mode 0600 (created so, never readable by others
+    /// meanwhile), replacing a file there (--force) in one step: a failure leaves it as it was.
     static func writePrivately(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".coffer-partial"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
-            throw CLIError.storeFailure("cannot write \(Encode.display(path)); nothing was written")
-        }
-        do {
-            // rename(2): the file appears whole, replacing an old one (--force) in one step.
-            if FileManager.default.fileExists(atPath: path) {
-                _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: path), withItemAt: URL(fileURLWithPath: temporary))
-            } else {
-                try FileManager.default.moveItem(atPath: temporary, toPath: path)
-            }
+        do throws(Errno) {
+            try FileSystem.replace(path, with: bytes, permissions: 0o600)
         } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw CLIError.storeFailure("cannot write \(Encode.display(path)): \(error.localizedDescription)")
+            let advice = switch error {
+            case .noSpace, .quotaExceeded: "Free some disk space, or choose a file on another disk"
+            case .fileTooLarge: "Raise the file size limit (ulimit -f), or choose a file on another file system"
+            case .permissionDenied, .notPermitted, .readOnlyFileSystem: "Choose a file in a directory you may create files in"
+            default: "Choose another file"
+            }
+            throw CLIError.storeFailure("cannot write \(Encode.display(path)): \(error.reason); nothing was written "
+                                        + "(a file already there is left as it was). \(advice)")
         }
     }
 }

@@ -104,7 +104,7 @@ final class CLIFixture {
         defer { bus.stop() }
         let cofferd = try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
         let daemon = try ChildProcess(cofferd, arguments: ["--foreground", "--data-dir", dataDir, "--pinentry", root + "/no-pinentry"],
-                                      environment: bus.environment(["HOME": home, "LANG": "C.UTF-8"]))
+                                      environment: bus.environment(["HOME": home]))
         defer { _ = daemon.terminate() }
         try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: daemon)
         let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))

@@ -51,7 +51,7 @@ final class CofferdFixture {
 
     private func startDaemon() throws {
         let cofferd = try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
-        var environment = bus.environment(["HOME": root + "/daemon-home", "LANG": "C.UTF-8"])
+        var environment = bus.environment(["HOME": root + "/daemon-home"])
         for name in ["XDG_DATA_HOME", "COFFER_DATA_DIR", "COFFER_PINENTRY", "DISPLAY", "WAYLAND_DISPLAY"] {
             environment[name] = nil
         }

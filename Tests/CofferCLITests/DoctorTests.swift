@@ -107,7 +107,7 @@ struct DoctorTests {
         let cofferd = try #require(Executables.built("cofferd"), "cofferd is not built next to the tests")
         let pinentry = try #require(Executables.built("FakePinentry"), "FakePinentry is not built next to the tests")
         let daemon = try ChildProcess(cofferd, arguments: ["--unlock", "--foreground", "--data-dir", dataDir, "--pinentry", pinentry],
-                                      environment: bus.environment(["HOME": home, "LANG": "C.UTF-8"]),
+                                      environment: bus.environment(["HOME": home]),
                                       stdin: Array("login password".utf8))
         try bus.waitForOwner(of: DoctorWorld.secretsService, startedBy: daemon)
         return daemon

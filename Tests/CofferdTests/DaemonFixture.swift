@@ -72,7 +72,8 @@ final class DaemonFixture: @unchecked Sendable {
 
     static var fakePinentryPath: String? { Executables.built("FakePinentry") }
 
-    /// The environment of every child: this bus, a private HOME, UTC, no inherited pinentry.
+    /// The environment of every child: this bus (and its C.UTF-8 locale), a private HOME, UTC,
+    /// no inherited pinentry.
     func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = bus.environment([
             "HOME": root + "/home",
@@ -80,8 +81,6 @@ final class DaemonFixture: @unchecked Sendable {
             "XDG_RUNTIME_DIR": root,
             "XDG_CONFIG_HOME": root + "/home/.config",
             "TZ": "UTC",
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
             "FAKE_PINENTRY_SCRIPT": pinentryScript,
             "FAKE_PINENTRY_LOG": pinentryLog,
         ])

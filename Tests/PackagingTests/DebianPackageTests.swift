@@ -21,9 +21,10 @@ private let package: String? = {
 struct DebianPackageTests {
     let deb = package!
 
-    /// What a tool prints on stdout, expecting it to succeed.
-    func output(_ tool: String, _ arguments: [String], timeout: TimeInterval = 120) async throws -> String {
-        let result = try await Repository.run(tool, arguments, timeout: timeout)
+    /// What a tool prints on stdout, expecting it to succeed (`environment`: as `Repository.run`).
+    func output(_ tool: String, _ arguments: [String], environment: [String: String]? = nil,
+                timeout: TimeInterval = 120) async throws -> String {
+        let result = try await Repository.run(tool, arguments, environment: environment, timeout: timeout)
         #expect(result.succeeded, "\(result)")
         return result.stdout
     }
@@ -93,7 +94,9 @@ struct DebianPackageTests {
         }
         #expect(FileManager.default.createFile(atPath: "\(root)/var/lib/dpkg/status", contents: Data()), "the throw-away dpkg status file")
         // --force-depends: the throw-away root has no libc6 or libdbus-1-3 packages registered.
-        _ = try await output("dpkg", ["--root=\(root)", "--log=/dev/null", "--force-depends", "--force-not-root", "-i", deb])
+        // dpkg wants ldconfig and start-stop-daemon in its PATH, which are in /usr/sbin and /sbin.
+        _ = try await output("dpkg", ["--root=\(root)", "--log=/dev/null", "--force-depends", "--force-not-root", "-i", deb],
+                             environment: Executables.environmentWithSearchPath)
 
         for binary in ["/usr/bin/cofferd", "/usr/bin/coffer", "/usr/lib/\(try await multiarch())/security/pam_coffer.so"] {
             let ldd = try await output("ldd", [root + binary])

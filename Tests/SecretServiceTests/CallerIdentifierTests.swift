@@ -147,8 +147,10 @@ struct FakeFlatpakSandbox {
         // Without root, a user namespace in which this user keeps its id (the bus checks it)
         // and the capabilities to mount and chroot.
         let namespaces = getuid() == 0 ? ["-m"] : ["-m", "-U", "--map-current-user", "--keep-caps"]
+        // `chroot` is in /usr/sbin, which a normal user's PATH lacks.
         let child = try ChildProcess("/usr/bin/unshare", arguments: namespaces + ["/bin/sh", "-c", Self.script, "sh",
-                                                                                  directory, bind, program] + arguments)
+                                                                                  directory, bind, program] + arguments,
+                                     environment: Executables.environmentWithSearchPath)
         let result = child.wait(timeout: 20)
         if !result.succeeded {
             Issue.record("the fake Flatpak sandbox (unshare \(namespaces.joined(separator: " ")), tmpfs root, bind mounts, chroot) failed: \(result)",
