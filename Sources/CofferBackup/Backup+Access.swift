@@ -15,7 +15,7 @@ extension Backup.Collection {
                 guard let found = positions[item] else { return nil }
                 position = found
             }
-            return Backup.Grant(application: grant.application, item: position, granted: grant.granted,
+            return Backup.Grant(application: grant.application, item: position, rights: grant.rights, granted: grant.granted,
                                 expires: grant.expires, executableDigest: grant.executableDigest)
         }
     }
@@ -28,7 +28,7 @@ extension Backup.Collection {
     /// opens up the items the collection had before.
     public func restoredGrants(itemIDs restoredIDs: [ItemID?], intoNewCollection: Bool) -> [AccessGrant] {
         func restored(_ grant: Backup.Grant, item: ItemID?) -> AccessGrant {
-            AccessGrant(application: grant.application, item: item, granted: grant.granted, expires: grant.expires,
+            AccessGrant(application: grant.application, item: item, rights: grant.rights, granted: grant.granted, expires: grant.expires,
                         executableDigest: grant.executableDigest)
         }
         return grants.flatMap { grant -> [AccessGrant] in

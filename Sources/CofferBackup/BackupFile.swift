@@ -6,7 +6,8 @@ import CofferCrypto
 ///
 /// ```
 /// magic      16 bytes  "CofferBackup\n\0\r\n"
-/// version    u32       2 (1: written before creators and access rules were kept)
+/// version    u32       3 (2: before grants said what they allow; 1: before creators and
+///                      access rules were kept)
 /// argon2id   3 × u32   iterations, memory (KiB), parallelism
 /// salt       16 bytes
 /// nonce      12 bytes
@@ -14,13 +15,14 @@ import CofferCrypto
 ///            data: every byte before it) of the payload, then the 16-byte tag
 /// ```
 /// The payload (`BackupPayload`) holds the collections with their items and aliases; from
-/// version 2 also each item's creator and each collection's policy and grants. A changed byte
-/// anywhere fails the tag. Writers write version 2; readers read 1 and 2 and refuse others.
+/// version 2 also each item's creator and each collection's policy and grants, from version 3
+/// what each grant allows. A changed byte anywhere fails the tag. Writers write version 3;
+/// readers read 1 to 3 and refuse others.
 public enum BackupFile {
     /// The version this coffer writes.
-    public static let version: UInt32 = 2
+    public static let version: UInt32 = 3
     /// The versions this coffer reads.
-    public static let readableVersions: ClosedRange<UInt32> = 1...2
+    public static let readableVersions: ClosedRange<UInt32> = 1...3
     static let magic: [UInt8] = Array("CofferBackup\n\0\r\n".utf8)
     static let saltLength = 16
 

@@ -1,7 +1,7 @@
 import CofferCore
 import CofferCrypto
 
-/// The sealed payload of a backup file, version 2 (docs/backup-format.md):
+/// The sealed payload of a backup file, version 3 (docs/backup-format.md):
 ///
 /// ```
 /// u32 collections, each:
@@ -16,17 +16,18 @@ import CofferCrypto
 ///         u32 item                       position in this collection's items; 0xFFFFFFFF: all
 ///         u64 granted, u8 expiring (0 or 1), u64 expires (0 unless expiring)
 ///         bytes executable digest        empty, or the 32-byte SHA-256
+///         u8 rights                      1 read, 2 change, 3 both (version 3 only)
 /// u32 aliases, each: string name, string collection id
 /// string/bytes: u32 length, then that many bytes (strings are UTF-8)
 /// ```
-/// Version 1 is the same without the creator, policy and grants (creators unknown, policy not
-/// recorded, no grants).
+/// Version 2 is the same without the rights (its grants allow reading); version 1 also without
+/// the creator, policy and grants (creators unknown, policy not recorded, no grants).
 enum BackupPayload {
     /// The `item` of a grant for the whole collection.
     static let wholeCollection = UInt32.max
     static let digestLength = 32
 
-    /// `backup` as a version 2 payload, in secure memory (it holds the secrets).
+    /// `backup` as a version 3 payload, in secure memory (it holds the secrets).
     static func encode(_ backup: Backup) throws -> SecureBytes {
         let out = try SecureBytes(capacity: 4096)
         func string(_ text: String) throws {
@@ -66,6 +67,7 @@ enum BackupPayload {
                 let digest = grant.executableDigest ?? []
                 try out.appendUInt32LE(UInt32(digest.count))
                 try out.append(digest)
+                try out.append(grant.rights.rawValue)
             }
         }
         try out.appendUInt32LE(UInt32(backup.aliases.count))

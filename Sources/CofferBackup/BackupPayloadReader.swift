@@ -2,7 +2,7 @@ import CofferCore
 import CofferCrypto
 
 extension BackupPayload {
-    /// Reads a payload of version 1 or 2 (see `BackupPayload`) where it lies, through a
+    /// Reads a payload of version 1, 2 or 3 (see `BackupPayload`) where it lies, through a
     /// `SecureBytesReader`; secrets are copied into secure memory of their own. Anything that
     /// breaks the format is `BackupError.damaged`, saying what and where.
     static func read(_ payload: SecureBytes, version: UInt32) throws -> Backup {
@@ -97,8 +97,12 @@ extension BackupPayload {
             guard digest.isEmpty || digest.count == digestLength else {
                 throw BackupError.damaged("\(what) has a \(digest.count)-byte executable digest, not a \(digestLength)-byte SHA-256")
             }
+            let rights = version >= 3 ? AccessRights(rawValue: try r.u8()) : .read
+            guard !rights.isEmpty, AccessRights.all.isSuperset(of: rights) else {
+                throw BackupError.damaged("\(what) allows nothing Coffer knows (rights \(rights.rawValue))")
+            }
             return Backup.Grant(application: application, item: position == wholeCollection ? nil : Int(position),
-                                granted: granted, expires: expiring == 1 ? expires : nil,
+                                rights: rights, granted: granted, expires: expiring == 1 ? expires : nil,
                                 executableDigest: digest.isEmpty ? nil : digest)
         }
 

@@ -22,12 +22,41 @@ public enum AccessPolicy: String, Sendable, CaseIterable {
     }
 }
 
-/// A remembered permission for one application to read one item's secret, or every secret of
-/// the collection, until it expires.
+/// What an application asks to do with an item of another: read its secret, or change it (its
+/// secret, label or attributes, replace it, or delete it).
+public enum AccessAction: String, Sendable, Hashable, CaseIterable {
+    case read
+    case change
+}
+
+/// What a grant lets its application do: read, change, or both.
+public struct AccessRights: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let read = AccessRights(rawValue: 1)
+    public static let change = AccessRights(rawValue: 2)
+    public static let all: AccessRights = [.read, .change]
+
+    /// The rights `action` needs.
+    public init(_ action: AccessAction) {
+        self = action == .read ? .read : .change
+    }
+
+    /// `read`, `change` or `read+change`, as `coffer access list` shows them.
+    public var name: String {
+        [(AccessRights.read, "read"), (.change, "change")].filter { contains($0.0) }.map(\.1).joined(separator: "+")
+    }
+}
+
+/// A remembered permission for one application to read (or change, or both) one item, or
+/// every item of the collection, until it expires.
 public struct AccessGrant: Hashable, Sendable {
     public var application: Application
     /// The one item the grant covers; nil: the whole collection.
     public var item: ItemID?
+    /// What it allows (grants made before Coffer gated changes allow reading only).
+    public var rights: AccessRights
     /// When it was given, and when it stops counting (nil: never); seconds since the epoch.
     public var granted: UInt64
     public var expires: UInt64?
@@ -35,19 +64,22 @@ public struct AccessGrant: Hashable, Sendable {
     /// that exact binary only and lapses when the file is replaced. Nil: any binary at the path.
     public var executableDigest: [UInt8]?
 
-    public init(application: Application, item: ItemID?, granted: UInt64, expires: UInt64? = nil,
+    public init(application: Application, item: ItemID?, rights: AccessRights = .read, granted: UInt64, expires: UInt64? = nil,
                 executableDigest: [UInt8]? = nil) {
         self.application = application
         self.item = item
+        self.rights = rights
         self.granted = granted
         self.expires = expires
         self.executableDigest = executableDigest
     }
 
     /// Whether it lets `application` (whose executable's digest `digest` computes on demand)
-    /// read `item` at `now`.
-    public func covers(_ application: Application, item: ItemID, at now: UInt64, digest: () -> [UInt8]?) -> Bool {
-        guard self.application == application, self.item == nil || self.item == item, !isExpired(at: now) else { return false }
+    /// do `action` to `item` at `now`.
+    public func covers(_ application: Application, _ action: AccessAction = .read, item: ItemID, at now: UInt64,
+                       digest: () -> [UInt8]?) -> Bool {
+        guard self.application == application, rights.contains(AccessRights(action)), self.item == nil || self.item == item,
+              !isExpired(at: now) else { return false }
         guard let executableDigest else { return true }
         return digest() == executableDigest
     }
@@ -73,10 +105,13 @@ public enum AccessDecision: Equatable, Sendable {
     case ask
     /// Refused without asking (policy `strict`).
     case denied
+    /// An application's key (`ApplicationKey`): only the Secret portal hands it out, to that
+    /// application alone; no caller of the Secret Service reads or changes it, whatever the policy.
+    case reserved
 }
 
-/// What `Keychain.decide(reads:by:)` found for one item.
-public enum ReadDecision: Equatable, Sendable {
+/// What `Keychain.decide(_:of:by:)` found for one item.
+public enum ItemDecision: Equatable, Sendable {
     /// Decided, with the item's label (for the audit log and the dialog).
     case decided(AccessDecision, label: String)
     /// The item's collection is locked: nothing is decided, and nothing may be read.
@@ -108,23 +143,26 @@ public struct CollectionAccess: Equatable, Sendable {
     /// What a collection made before access rules existed has: everything open.
     public static let legacy = CollectionAccess(policy: .open)
 
-    /// Whether `application` may read `item`, created by `creator` (nil: unknown, such as an
-    /// item made before creators were recorded), at `now`. An unverified process is allowed by
-    /// the `open` policy alone: it owns nothing (whatever it calls itself, another process may
-    /// call itself the same) and no grant can name it.
-    public func decide(_ application: Application, item: ItemID, creator: Application?, at now: UInt64,
-                       digest: () -> [UInt8]? = { nil }) -> AccessDecision {
+    /// Whether `application` may do `action` to `item`, created by `creator` (nil: unknown,
+    /// such as an item made before creators were recorded), at `now`: the same rules for reading
+    /// and for changing. An unverified process is allowed by the `open` policy alone: it owns
+    /// nothing (whatever it calls itself, another process may call itself the same) and no grant
+    /// can name it.
+    public func decide(_ application: Application, _ action: AccessAction = .read, item: ItemID, creator: Application?,
+                       at now: UInt64, digest: () -> [UInt8]? = { nil }) -> AccessDecision {
         if policy == .open { return .allowed(.openPolicy) }
         guard application.isVerified else { return policy == .ask ? .ask : .denied }
         if let creator, creator == application { return .allowed(.creator) }
-        if grants.contains(where: { $0.covers(application, item: item, at: now, digest: digest) }) { return .allowed(.granted) }
+        if grants.contains(where: { $0.covers(application, action, item: item, at: now, digest: digest) }) { return .allowed(.granted) }
         return policy == .ask ? .ask : .denied
     }
 
-    /// Adds `grant`, replacing any grant it makes redundant for the same application and item
-    /// (or whole collection), and drops grants that have expired.
+    /// Adds `grant`, replacing any grant of the same application and item (or whole
+    /// collection) that allows no more than it does, and drops grants that have expired.
     public mutating func add(_ grant: AccessGrant, now: UInt64) {
-        grants.removeAll { $0.isExpired(at: now) || ($0.application == grant.application && $0.item == grant.item) }
+        grants.removeAll {
+            $0.isExpired(at: now) || ($0.application == grant.application && $0.item == grant.item && grant.rights.isSuperset(of: $0.rights))
+        }
         grants.append(grant)
     }
 

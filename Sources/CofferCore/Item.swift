@@ -99,10 +99,14 @@ public struct ItemChanges: Sendable {
 public enum DuplicatePolicy: Sendable {
     /// Report `CofferError.duplicateItem` (the Keychain's errSecDuplicateItem).
     case fail
-    /// Overwrite that item in place, keeping its id (Secret Service `replace = true`).
+    /// Overwrite that item in place, keeping its id (`coffer add --replace`).
     case replace
     /// Add another item beside it (Secret Service `replace = false`).
     case allow
+    /// Overwrite, keeping its id, the first of these items that still exists, whatever its
+    /// attributes; insert when none does (Secret Service `replace = true`: the caller chose
+    /// them, the items it may change among those its attributes match).
+    case replacing([ItemID])
 
     /// What an insert becomes, given the items whose attributes equal the new item's exactly.
     public enum Resolution: Equatable, Sendable {
@@ -110,14 +114,18 @@ public enum DuplicatePolicy: Sendable {
         case overwrite(ItemID)
     }
 
-    /// Decides an insert against `existing` exact matches (ascending ids); backends call this
-    /// inside their commit so the check and the write happen under one lock.
-    public func resolve(existing: [ItemID]) throws(CofferError) -> Resolution {
+    /// Decides an insert against `existing` exact matches (ascending ids), and for
+    /// `.replacing` against which items exist now (`exists`); backends call this inside their
+    /// commit so the check and the write happen under one lock.
+    public func resolve(existing: [ItemID], exists: (ItemID) -> Bool) throws(CofferError) -> Resolution {
+        if case .replacing(let chosen) = self {
+            return chosen.first(where: exists).map { .overwrite($0) } ?? .insert
+        }
         guard let first = existing.first else { return .insert }
         switch self {
         case .fail: throw .duplicateItem
         case .replace: return .overwrite(first)
-        case .allow: return .insert
+        case .allow, .replacing: return .insert
         }
     }
 }

@@ -155,7 +155,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
             case .update(let id, _), .remove(let id):
                 guard s.items[id] != nil else { throw .itemNotFound }
             case .insert(let new, let policy):
-                _ = try policy.resolve(existing: s.index.items(withExactly: terms(new.attributes)))
+                _ = try policy.resolve(existing: s.index.items(withExactly: terms(new.attributes)), exists: { s.items[$0] != nil })
             }
         }
         let now = Clock.now()
@@ -165,7 +165,7 @@ public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
             case .insert(let new, let policy):
                 let existing = s.index.items(withExactly: terms(new.attributes))
                 let changes = ItemChanges(label: new.label, attributes: new.attributes, secret: new.secret)
-                if case .overwrite(let id) = try policy.resolve(existing: existing) {
+                if case .overwrite(let id) = try policy.resolve(existing: existing, exists: { s.items[$0] != nil }) {
                     try update(id, with: changes, owner: .some(new.owner), in: &s, at: now, budget: budget)
                     touched.append(ChangedItem(id: id, isNew: false, label: s.items[id]?.metadata.label))
                     continue

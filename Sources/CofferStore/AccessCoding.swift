@@ -4,18 +4,19 @@ import CofferCore
 /// authenticated with the data key, so reading or changing them needs the password):
 ///
 /// ```
-/// u8  version (1)
+/// u8  version (2)
 /// u8  policy (0 open, 1 ask, 2 strict)
 /// u32 count, then per grant:
 ///     u32+bytes application (Application.encoded)
 ///     u64 item id (0: the whole collection)
 ///     u64 granted, u64 expires (0: never)   seconds since the epoch
 ///     u32+bytes SHA-256 of the executable (empty: any binary at the path)
+///     u8  rights (1 read, 2 change, 3 both)   version 2 only; version 1 grants read
 /// ```
 /// A meta record with an empty sealed part (a collection made before access rules existed)
 /// means `CollectionAccess.legacy`.
 package enum AccessCoding {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     /// The most grants a collection keeps (about 600 KiB of rules, decrypted at each change);
     /// a file with more is damaged.
     static let maxGrants = 10_000
@@ -32,6 +33,7 @@ package enum AccessCoding {
             w.u64(grant.granted)
             w.u64(grant.expires ?? 0)
             w.field(grant.executableDigest ?? [])
+            w.u8(grant.rights.rawValue)
         }
         return w.bytes
     }
@@ -41,7 +43,8 @@ package enum AccessCoding {
         guard !bytes.isEmpty else { return .legacy }
         var r = ByteReader(bytes)
         do {
-            guard try r.u8() == version else { return nil }
+            let format = try r.u8()
+            guard format == 1 || format == version else { return nil }
             let policyIndex = Int(try r.u8())
             guard policyIndex < policies.count else { return nil }
             let count = Int(try r.u32())
@@ -56,7 +59,9 @@ package enum AccessCoding {
                 let expires = try r.u64()
                 let digest = Array(bytes[try r.fieldRange()])
                 guard digest.isEmpty || digest.count == 32 else { return nil }
-                grants.append(AccessGrant(application: application, item: item == 0 ? nil : item, granted: granted,
+                let rights = format == 1 ? AccessRights.read : AccessRights(rawValue: try r.u8())
+                guard !rights.isEmpty, AccessRights.all.isSuperset(of: rights), application.isVerified else { return nil }
+                grants.append(AccessGrant(application: application, item: item == 0 ? nil : item, rights: rights, granted: granted,
                                           expires: expires == 0 ? nil : expires, executableDigest: digest.isEmpty ? nil : digest))
             }
             guard r.remaining == 0 else { return nil }

@@ -228,7 +228,8 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
                     let newTerms = s.hasher.terms(new.attributes)
                     // The item gets exactly these attributes, inserted or overwriting.
                     publicPart = AttributeHasher.encode(newTerms)
-                    switch try policy.resolve(existing: s.log.index.items(withExactly: newTerms)) {
+                    switch try policy.resolve(existing: s.log.index.items(withExactly: newTerms),
+                                              exists: { s.log.entries[$0] != nil }) {
                     case .insert:
                         item = nextID
                         nextID += 1

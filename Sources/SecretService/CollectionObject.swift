@@ -75,6 +75,8 @@ struct CollectionObject: DBusObject {
         }
         try Limits.validate(label: input.properties.label ?? "")
         try Limits.validate(attributes: attributes)
+        // Only the Secret portal makes an application's key (SecretPortal).
+        if ApplicationKey.isKey(attributes) { throw DBusError.accessDenied("Access denied: \(ApplicationKey.plantRefusal)") }
         let secret = try server.secret(from: input.secret, for: caller)
         let item = NewItem(label: input.properties.label ?? "", attributes: attributes, secret: secret, owner: caller,
                            creator: creator)
@@ -83,15 +85,41 @@ struct CollectionObject: DBusObject {
             let prompt = try server.makePrompt(owner: caller, action: .createItem(id, item, replace: input.replace))
             return call.reply(Collection.CreateItem.Output(item: SecretPath.none, prompt: prompt))
         }
+        guard input.replace else { return store(item, replacing: [], call: call) }
+        // Replace as gnome-keyring and oo7 do: every item whose attributes include these; each
+        // only where the caller may change it. One it may not is never silently replaced.
+        let matches = try server.keychain.replaceable(by: attributes, in: id)
+        guard !matches.isEmpty else { return store(item, replacing: [], call: call) }
+        let request = AccessRequest.change("replace")
+        server.gate.authorize(request, of: matches, by: caller) { [self] verdict in
+            if let (first, why) = verdict.refused(among: matches).first {
+                let others = verdict.refused(among: matches).count - 1
+                return call.fail(AccessGate.refusal(request, of: first, to: verdict.application, because: why, others: others))
+            }
+            store(item, replacing: zip(matches, verdict.verdicts).compactMap { $1 == .allowed ? $0.item : nil }, call: call)
+        }
+    }
+
+    /// Stores `item`, overwriting the first of `replacing` that still exists (keeping its id
+    /// and creator) and then deleting the others; answers `call` once the item is durable.
+    private func store(_ item: NewItem, replacing: [ItemID], call: MethodCall) {
         // What runs after the reply holds the label, not the item: its secret is let go (and
         // wiped) as soon as the commit is done with it.
-        let (server, id, label) = (self.server, self.id, item.label)
-        server.write(.insert(item, onDuplicate: input.replace ? .replace : .allow), in: id, by: caller, reply: { outcome in
+        let (server, id, label, caller) = (self.server, self.id, item.label, call.sender)
+        server.write(.insert(item, onDuplicate: replacing.isEmpty ? .allow : .replacing(replacing)), in: id, by: caller, reply: { outcome in
             call.answer(outcome) { Collection.CreateItem.Output(item: SecretPath.item(ItemReference(collection: id, item: $0.id)), prompt: SecretPath.none) }
         }, then: { changed, application in
             let reference = ItemReference(collection: id, item: changed.id)
             server.auditWrite(.write, of: reference, by: application, detail: changed.isNew ? "created" : "replaced", label: label)
             server.itemsChanged(in: id, changed.isNew ? Collection.Signal.itemCreated : Collection.Signal.itemChanged, reference)
+            // The other items it replaces (authorized with it) go now.
+            for other in replacing where other != changed.id {
+                server.write(.remove(other), in: id, by: caller, reply: { _ in }, then: { removed, application in
+                    server.gate.record(AuditEvent(action: .delete, outcome: .ok, application: application, collection: id,
+                                                  item: other, label: removed.label, detail: "replaced"))
+                    server.itemsChanged(in: id, Collection.Signal.itemDeleted, ItemReference(collection: id, item: other))
+                })
+            }
         })
     }
 }

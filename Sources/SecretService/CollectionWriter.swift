@@ -94,10 +94,17 @@ final class CollectionWriter: Sendable {
     /// Whether two changes may not share a commit.
     static func interact(_ a: ItemChange, _ b: ItemChange) -> Bool {
         switch (a, b) {
-        case (.insert(let x, _), .insert(let y, _)): x.attributes == y.attributes
+        case (.insert(let x, let px), .insert(let y, let py)): x.attributes == y.attributes || !px.replaced.isDisjoint(with: py.replaced)
         case (.insert, _), (_, .insert): true   // an insert may replace the item the other touches
         default: a.target == b.target
         }
+    }
+}
+
+extension DuplicatePolicy {
+    /// The items an insert with this policy may overwrite by id.
+    var replaced: Set<ItemID> {
+        if case .replacing(let ids) = self { Set(ids) } else { [] }
     }
 }
 

@@ -16,7 +16,7 @@ struct ItemObject: DBusObject {
     static let methods = MethodTable<ItemObject>()
         .deferring(Item.Delete.self) { object, _, call in
             let (server, reference) = (object.server, object.reference)
-            server.write(.remove(reference.item), in: reference.collection, by: call.sender, reply: { outcome in
+            server.write(.remove(reference.item), in: reference.collection, by: call.sender, as: .delete, reply: { outcome in
                 call.answer(outcome) { _ in Item.Delete.Output(prompt: SecretPath.none) }
             }, then: { removed, application in
                 server.gate.record(AuditEvent(action: .delete, outcome: .ok, application: application, collection: reference.collection,
@@ -28,7 +28,7 @@ struct ItemObject: DBusObject {
         .deferring(Item.GetSecret.self) { object, input, call in
             let (server, reference, sessionPath) = (object.server, object.reference, input.session)
             _ = try server.session(at: sessionPath, for: call.sender)
-            server.gate.authorizeReads(of: [reference], by: call.sender) { verdict in
+            server.gate.authorize(.read, of: [reference], by: call.sender) { verdict in
                 do {
                     switch verdict.verdicts[0] {
                     case .allowed: break
@@ -47,7 +47,8 @@ struct ItemObject: DBusObject {
         .deferring(Item.SetSecret.self) { object, input, call in
             let (server, reference) = (object.server, object.reference)
             let secret = try server.secret(from: input.secret, for: call.sender)
-            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, by: call.sender, reply: { outcome in
+            server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, by: call.sender,
+                         as: .change("change the secret of"), reply: { outcome in
                 call.answer(outcome) { _ in NoArguments() }
             }, then: { changed, application in
                 server.auditWrite(.write, of: reference, by: application, detail: "secret changed", label: changed.label)
@@ -76,17 +77,25 @@ struct ItemObject: DBusObject {
     /// `Label`, `Attributes` and `Type`; the object server has checked the value's type. The
     /// change is committed by the collection's writer, and answered once durable.
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
-        let changes: ItemChanges
+        let changes: ItemChanges, request: AccessRequest
         switch name {
         case Item.Property.label:
             changes = ItemChanges(label: try String(dbusValue: value))
+            request = .change("rename")
         case Item.Property.attributes:
-            changes = ItemChanges(attributes: try [String: String](dbusValue: value))
+            let attributes = try [String: String](dbusValue: value)
+            // No item becomes an application's key but through the Secret portal.
+            if ApplicationKey.isKey(attributes) { throw DBusError.accessDenied("Access denied: \(ApplicationKey.plantRefusal)") }
+            changes = ItemChanges(attributes: attributes)
+            request = .change("change the attributes of")
         default:
-            changes = ItemChanges(schema: try String(dbusValue: value))
+            let schema = try String(dbusValue: value)
+            if schema == ApplicationKey.schema { throw DBusError.accessDenied("Access denied: \(ApplicationKey.plantRefusal)") }
+            changes = ItemChanges(schema: schema)
+            request = .change("change the type of")
         }
         let (server, reference, path) = (server, reference, path)
-        server.write(.update(reference.item, changes), in: reference.collection, by: call.sender, reply: { outcome in
+        server.write(.update(reference.item, changes), in: reference.collection, by: call.sender, as: request, reply: { outcome in
             call.answer(outcome) { _ in NoArguments() }
         }, then: { changed, application in
             server.auditWrite(.write, of: reference, by: application, detail: "\(name) changed", label: changed.label)

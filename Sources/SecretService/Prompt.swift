@@ -159,7 +159,13 @@ final class Prompt: @unchecked Sendable {
             return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked, byFingerprint: outcome.byFingerprint)
         }
         do {
-            let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: replace ? .replace : .allow)
+            // Replace as when the collection is unlocked, but without a second dialog: only the
+            // matching items the creator may change without asking.
+            let replacing = replace ? try replaceable(by: item, in: id) : []
+            let (reference, isNew) = try server.keychain.insert(item, into: id, onDuplicate: replacing.isEmpty ? .allow : .replacing(replacing))
+            for other in replacing where other != reference.item {
+                try? server.keychain.delete(ItemReference(collection: id, item: other))
+            }
             outcome.result = .objectPath(SecretPath.item(reference))
             outcome.item = (reference, isNew)
         } catch {
@@ -167,6 +173,17 @@ final class Prompt: @unchecked Sendable {
             return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked, byFingerprint: outcome.byFingerprint)
         }
         return outcome
+    }
+
+    /// The items of `id` that `item`'s creator may replace without asking (see
+    /// `Keychain.replaceable`).
+    private func replaceable(by item: NewItem, in id: CollectionID) throws -> [ItemID] {
+        guard let creator = item.creator else { return [] }
+        let found = try server.keychain.replaceable(by: item.attributes, in: id)
+        let decisions = server.keychain.decide(.change, of: found, by: creator)
+        return zip(found, decisions).compactMap { reference, decided in
+            if case .allowed = decided.decision { reference.item } else { nil }
+        }
     }
 
     /// The user's password, or nil if they cancelled, no dialog could be shown, or the prompt

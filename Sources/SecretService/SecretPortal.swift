@@ -171,21 +171,21 @@ final class SecretPortal: Sendable {
     /// `appID`'s secret in collection `id` (unlocked), made and stored if it has none yet, and
     /// whether it was made now.
     ///
-    /// An item with the portal's attributes is the application's when the application made it
-    /// (through the portal), or when nothing is recorded of who made it (items kept before
-    /// Coffer recorded creators, or imported from gnome-keyring). One that another application
-    /// made is passed over: it could have planted a secret it knows, to read what the
-    /// application then encrypts with it.
+    /// An item with the portal's attributes is the application's only when the application
+    /// made it (through the portal: its creator is `flatpak:APP-ID`). Any other is passed over,
+    /// also one whose maker is not recorded (kept before Coffer recorded creators, or imported
+    /// from gnome-keyring) or could not be verified: it could have been planted by a program
+    /// that knows its bytes, to read what the application then encrypts with it.
     private func secret(of appID: String, in id: CollectionID) throws -> (Secret, ItemReference, made: Bool) {
         let attributes = [PortalSecretInterface.appIDAttribute: appID, ItemClass.schemaAttribute: PortalSecretInterface.schema]
         let application = Application(kind: .flatpak, name: appID)
         let keychain = server.keychain
         let matches = try keychain.search(Query(attributes: attributes, collection: id, returnAttributes: true))
         if matches.contains(where: \.isLocked) { throw CofferError.locked(id.rawValue) }
-        let own = matches.first { $0.metadata?.creator == application } ?? matches.first { $0.metadata?.creator == nil }
+        let own = matches.first { $0.metadata?.creator == application }
         if let own { return (try keychain.secret(of: own.reference), own.reference, false) }
         if !matches.isEmpty {
-            server.log("secret portal: \(appID): passed over \(matches.count) item(s) with its attributes that other applications made")
+            server.log("secret portal: \(appID): passed over \(matches.count) item(s) with its attributes that it did not make (through the portal)")
         }
         let bytes = try CofferError.catching { try Random.secureBytes(Self.secretLength) }
         let item = NewItem(label: Self.label(of: appID), attributes: attributes,

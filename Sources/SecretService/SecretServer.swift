@@ -311,9 +311,29 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     /// reply to a read that follows at once can leave before the write's signals (within that
     /// millisecond), and, rarely, the signals before the write's own reply. The collection
     /// counts as used (for the idle lock) when the change is handed to its writer.
-    func write(_ change: ItemChange, in id: CollectionID, by client: String,
-               reply: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void,
+    /// With `request`, a change to an existing item is first authorized as `AccessGate`
+    /// decides (the item's creator, a grant, the user, or the policy): refused, it fails with
+    /// AccessDenied saying why and what would allow it, and nothing is written.
+    func write(_ change: ItemChange, in id: CollectionID, by client: String, as request: AccessRequest? = nil,
+               reply: @escaping @Sendable (Result<ChangedItem, any Error>) -> Void,
                then: @escaping @Sendable (ChangedItem, Application?) -> Void) {
+        guard let request, let target = change.target else { return submit(change, in: id, by: client, reply: reply, then: then) }
+        let reference = ItemReference(collection: id, item: target)
+        gate.authorize(request, of: [reference], by: client) { [self] verdict in
+            switch verdict.verdicts[0] {
+            case .allowed: submit(change, in: id, by: client, reply: reply, then: then)
+            case .refused(let why): reply(.failure(AccessGate.refusal(request, of: reference, to: verdict.application, because: why)))
+            case .locked: reply(.failure(CofferError.locked(id.rawValue)))
+            case .missing: reply(.failure(CofferError.itemNotFound))
+            }
+        }
+    }
+
+    /// Hands `change` to the collection's writer once `client` is identified (its application
+    /// goes to `then`, which runs after the reply, for the audit log and signals).
+    private func submit(_ change: ItemChange, in id: CollectionID, by client: String,
+                        reply: @escaping @Sendable (Result<ChangedItem, any Error>) -> Void,
+                        then: @escaping @Sendable (ChangedItem, Application?) -> Void) {
         gate.application(of: client) { [self] identified in
             let application = identified?.application
             autoLock.used(id)
@@ -324,7 +344,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                 // Queued before the reply leaves: the client's next call, which may come as
                 // soon as it has the reply, then finds it waiting, and is logged after it.
                 if case .success(let changed) = outcome { followUp.post { then(changed, application) } }
-                reply(outcome)
+                reply(outcome.mapError { $0 })
             }
         }
     }

@@ -128,13 +128,11 @@ struct ServiceObject: DBusObject {
         _ = try server.session(at: path, for: call.sender)
         let server = self.server
         let named = paths.compactMap { path in server.itemReference(named: path).map { (path, $0) } }
-        server.gate.authorizeReads(of: named.map(\.1), by: call.sender) { verdict in
+        server.gate.authorize(.read, of: named.map(\.1), by: call.sender) { verdict in
             // Items the application may not read are left out, as locked ones are; when that
             // leaves nothing, the call fails saying why (an empty answer would say nothing).
             let allowed = zip(named, verdict.verdicts).compactMap { $1 == .allowed ? $0 : nil }
-            let refused = zip(named, verdict.verdicts).compactMap { item, verdict -> (ItemReference, String)? in
-                if case .refused(let why) = verdict { (item.1, why) } else { nil }
-            }
+            let refused = verdict.refused(among: named.map(\.1))
             if allowed.isEmpty, let (first, why) = refused.first {
                 call.fail(AccessGate.refusal(of: first, to: verdict.application, because: why, others: refused.count - 1))
                 return

@@ -1,3 +1,4 @@
+import CofferCore
 import DBusKit
 
 /// `org.freedesktop.impl.portal.Secret` at `/org/freedesktop/portal/desktop`: the backend of
@@ -22,10 +23,10 @@ public enum PortalSecretInterface {
     public static let version: UInt32 = 1
 
     /// The `xdg:schema` of the items that hold applications' master secrets.
-    public static let schema = "org.freedesktop.portal.Secret"
+    public static let schema = ApplicationKey.schema
 
     /// The attribute naming the application an item's master secret belongs to.
-    public static let appIDAttribute = "app_id"
+    public static let appIDAttribute = ApplicationKey.appIDAttribute
 
     public static let description = InterfaceDescription(name, methods: [
         RetrieveSecret.description,

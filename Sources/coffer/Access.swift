@@ -9,9 +9,10 @@ struct Access: ParsableCommand {
         abstract: "List, grant and revoke applications' access to a collection's secrets.",
         discussion: """
         Under the 'ask' and 'strict' policies (see 'coffer policy') an application reads \
-        the secret of an item it did not create only with a grant: given here, or by \
-        answering "Always allow" when asked. A grant covers one item or the whole \
-        collection, and may expire. Applications are named as the service identifies \
+        the secret of an item it did not create, or changes or deletes that item, only with \
+        a grant: given here, or by answering "Always allow" when asked. A grant allows \
+        reading, changing, or both; it covers one item or the whole collection, and may \
+        expire. Applications are named as the service identifies \
         them: flatpak:APP-ID, snap:NAME, or a program's absolute path (exe:/usr/bin/NAME \
         or just /usr/bin/NAME). Every program running the same executable is the same \
         application: a grant to /usr/bin/python3 covers every Python script.
@@ -23,6 +24,7 @@ struct Access: ParsableCommand {
           coffer access list
           coffer access grant /usr/bin/git-credential-libsecret --service github.com
           coffer access grant flatpak:org.gnome.Fractal --collection work --for 30d
+          coffer access grant /usr/bin/python3.11 --read --change --service backup
           coffer access revoke /usr/bin/python3
         """,
         subcommands: [AccessList.self, AccessGrantCommand.self, AccessRevoke.self]
@@ -34,10 +36,11 @@ struct AccessList: ParsableCommand {
         commandName: "list",
         abstract: "List a collection's policy and grants.",
         discussion: """
-        Prints the policy, then one line per grant: the application, what it covers (an \
-        item, by reference and label, or the whole collection), when it was given and when \
-        it expires. With --json, an object {"collection", "policy", "grants": [{"application", \
-        "item", "label", "granted", "expires", "sameBinaryOnly"}]} (times in seconds since \
+        Prints the policy, then one line per grant: the application, what it allows (read, \
+        change, or read+change), what it covers (an item, by reference and label, or the \
+        whole collection), when it was given and when it expires. With --json, an object \
+        {"collection", "policy", "grants": [{"application", "rights", "item", "label", \
+        "granted", "expires", "sameBinaryOnly"}]} (times in seconds since \
         1970; "item" and "expires" null for the whole collection and never).
         """
     )
@@ -65,6 +68,7 @@ struct AccessList: ParsableCommand {
             for (index, grant) in grants.enumerated() {
                 out += Array((index == 0 ? "\n  {\"application\": " : ",\n  {\"application\": ").utf8)
                 Encode.jsonString(grant.application.encoded, to: &out)
+                out += Array(", \"rights\": \"\(grant.rights.name)\"".utf8)
                 out += Array(", \"item\": \(grant.item.map(String.init) ?? "null"), \"label\": ".utf8)
                 if let text = label(grant) { Encode.jsonString(text, to: &out) } else { out += Array("null".utf8) }
                 out += Array(", \"granted\": \(grant.granted), \"expires\": \(grant.expires.map(String.init) ?? "null")".utf8)
@@ -82,7 +86,7 @@ struct AccessList: ParsableCommand {
         for grant in grants {
             let what = grant.item.map { "item \(rules.collection)/\($0) '\(Encode.display(label(grant) ?? "(deleted)"))'" }
                 ?? "every item"
-            var line = "\(grant.application.encoded)  \(what)  since \(LocalTime.format(secondsSince1970: grant.granted))"
+            var line = "\(grant.application.encoded)  \(grant.rights.name)  \(what)  since \(LocalTime.format(secondsSince1970: grant.granted))"
             if let expires = grant.expires { line += "  until \(LocalTime.format(secondsSince1970: expires))" }
             if grant.executableDigest != nil { line += "  (this binary only)" }
             Output.line(line)
@@ -93,8 +97,11 @@ struct AccessList: ParsableCommand {
 struct AccessGrantCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant",
-        abstract: "Let an application read secrets it did not create.",
+        abstract: "Let an application read, or change, items it did not create.",
         discussion: """
+        A grant lets the application read the secrets it covers (the default), or with \
+        --change change them (their secrets, labels and attributes, replace or delete \
+        them) but not read them; --read --change allows both. \
         Without --item or attributes, the grant covers every item of the collection, now \
         and later. With --item (the number in a reference such as [login/3], as 'coffer \
         search' prints it) or attributes (--service, --account, --attr), it covers those \
@@ -119,6 +126,21 @@ struct AccessGrantCommand: ParsableCommand {
 
     @Flag(name: .customLong("same-binary"), help: "Only for the program file at that path as it is now (executables only).")
     var sameBinary = false
+
+    @Flag(help: "Allow reading the secrets (the default without --change).")
+    var read = false
+
+    @Flag(help: "Allow changing the items: their secrets, labels and attributes, replacing and deleting them.")
+    var change = false
+
+    /// What the grant allows.
+    private var rights: AccessRights {
+        switch (read, change) {
+        case (_, false): .read
+        case (false, true): .change
+        case (true, true): .all
+        }
+    }
 
     @OptionGroup var passwords: PasswordOptions
 
@@ -145,16 +167,17 @@ struct AccessGrantCommand: ParsableCommand {
         let expires = duration.map { now + $0.seconds }
         try rules.change { access in
             for target in targets {
-                access.add(AccessGrant(application: application, item: target, granted: now, expires: expires,
+                access.add(AccessGrant(application: application, item: target, rights: rights, granted: now, expires: expires,
                                        executableDigest: digest), now: now)
             }
         }
         for target in targets {
             AccessAudit.record(.grant, in: rules, application: application, item: target,
-                               detail: "coffer access grant" + (expires == nil ? "" : " (expires)"))
+                               detail: "coffer access grant (\(rights.name))" + (expires == nil ? "" : " (expires)"))
         }
         let what = targets == [nil] ? "every item of '\(rules.collection)'" : "\(targets.count) item(s) of '\(rules.collection)'"
-        Output.line("\(application.description) may now read \(what)\(expires.map { " until \(LocalTime.format(secondsSince1970: $0))" } ?? "")")
+        let may = rights == .all ? "read and change" : rights == .change ? "change" : "read"
+        Output.line("\(application.description) may now \(may) \(what)\(expires.map { " until \(LocalTime.format(secondsSince1970: $0))" } ?? "")")
     }
 
     /// The items the grant covers: [nil] for the whole collection.

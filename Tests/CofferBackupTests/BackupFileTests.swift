@@ -24,8 +24,8 @@ struct BackupFileTests {
                 .init(label: "", attributes: ["k": "v"], secret: Secret(bytes: try SecureBytes(count: 0)), created: 5, modified: 6),
             ], policy: .strict, grants: [
                 .init(application: fractal, item: 0, granted: 1_650_000_000, expires: 1_990_000_000),
-                .init(application: tool, item: nil, granted: 1_650_000_001),
-                .init(application: git, item: 2, granted: 1_650_000_002, executableDigest: digest),
+                .init(application: tool, item: nil, rights: .change, granted: 1_650_000_001),
+                .init(application: git, item: 2, rights: .all, granted: 1_650_000_002, executableDigest: digest),
                 .init(application: git, item: nil, granted: 1_650_000_003, expires: 1_990_000_001, executableDigest: digest),
             ]),
             .init(id: CollectionID("work")!, label: "Work", created: 7, modified: 8, items: [], policy: .open),
@@ -54,7 +54,7 @@ struct BackupFileTests {
     @Test func aBackupRestoresExactly() throws {
         let original = try Self.sample()
         let file = try BackupFile.write(original, passphrase: try Self.bytes("pass phrase"), kdf: .testing)
-        #expect(file[16] == 2, "writers write version 2")
+        #expect(file[16] == 3, "writers write version 3")
         let read = try BackupFile.read(file, passphrase: try Self.bytes("pass phrase"))
         Self.expectSame(original, read)
         // The secrets are not in the file in clear, nor who may read them.
@@ -77,14 +77,14 @@ struct BackupFileTests {
         let passphrase = try Self.bytes("pass phrase")
         #expect(throws: BackupError.wrongPassphrase) { try BackupFile.read(file, passphrase: try Self.bytes("pass phrasE")) }
         #expect(throws: BackupError.notABackup) { try BackupFile.read(Array("hello".utf8), passphrase: passphrase) }
-        for unknown: UInt8 in [0, 3, 0xFF] {
+        for unknown: UInt8 in [0, 4, 0xFF] {
             var version = file
             version[16] = unknown
             #expect(throws: BackupError.unsupportedVersion(UInt32(unknown))) { try BackupFile.read(version, passphrase: passphrase) }
         }
-        // Version 1 in the header of a version 2 file: the header is authenticated.
+        // Version 2 in the header of a version 3 file: the header is authenticated.
         var older = file
-        older[16] = 1
+        older[16] = 2
         #expect(throws: BackupError.wrongPassphrase) { try BackupFile.read(older, passphrase: passphrase) }
         // Any changed byte after the magic and version: refused, never a crash or a partial backup.
         var rng = SystemRandomNumberGenerator()

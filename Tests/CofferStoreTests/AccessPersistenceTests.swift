@@ -10,6 +10,30 @@ import Testing
     let tool = Application(kind: .executable, name: "/usr/bin/secret-tool")!
     let app = Application(kind: .flatpak, name: "org.example.App")!
 
+    /// A grant says what it allows; rules written before grants did (format version 1) read
+    /// back as read grants.
+    @Test func grantRightsAreKeptAndOldRulesGrantReading() throws {
+        let rules = CollectionAccess(policy: .strict, grants: [
+            AccessGrant(application: python, item: 3, rights: .change, granted: 5),
+            AccessGrant(application: tool, item: nil, rights: .all, granted: 6),
+        ])
+        let encoded = AccessCoding.encode(rules)
+        #expect(AccessCoding.decode(encoded) == rules)
+        #expect(rules.decide(python, .change, item: 3, creator: nil, at: 7) == .allowed(.granted))
+        #expect(rules.decide(python, .read, item: 3, creator: nil, at: 7) == .denied)
+        // Version 1: the same without the rights byte (here after the one grant's digest).
+        var old = AccessCoding.encode(CollectionAccess(policy: .ask, grants: [AccessGrant(application: tool, item: 1, rights: .all, granted: 6)]))
+        old[0] = 1
+        old.removeLast()
+        #expect(AccessCoding.decode(old)?.grants.map(\.rights) == [.read])
+        // Rights that allow nothing, or more than Coffer knows, are damage.
+        for bad: UInt8 in [0, 4, 0xFF] {
+            var damaged = encoded
+            damaged[damaged.count - 1] = bad
+            #expect(AccessCoding.decode(damaged) == nil, "rights \(bad)")
+        }
+    }
+
     @Test func newCollectionsAskAndCreatorsAndGrantsSurviveReopeningCompactionAndAPasswordChange() throws {
         let fixture = try StoreFixture()
         let keychain = try fixture.keychain()
@@ -92,7 +116,7 @@ import Testing
         let gone = ItemReference(collection: work, item: theirs.item + 100)
         let nowhere = ItemReference(collection: CollectionID("nowhere")!, item: 1)
 
-        let decided = keychain.decide(reads: [theirs, atHome, nowhere, mine, gone, atHome, theirs], by: python)
+        let decided = keychain.decide(.read, of: [theirs, atHome, nowhere, mine, gone, atHome, theirs], by: python)
         #expect(decided == [.decided(.ask, label: "Theirs"), .locked(home), .missing, .decided(.allowed(.creator), label: "Mine"),
                             .missing, .locked(home), .decided(.ask, label: "Theirs")])
     }
@@ -188,5 +212,5 @@ import Testing
 /// The decisions alone (without the labels `decide` also returns).
 private func decisions(_ keychain: Keychain, reads references: [ItemReference], by application: Application,
                        digest: () -> [UInt8]? = { nil }) -> [AccessDecision?] {
-    keychain.decide(reads: references, by: application, digest: digest).map(\.decision)
+    keychain.decide(.read, of: references, by: application, digest: digest).map(\.decision)
 }

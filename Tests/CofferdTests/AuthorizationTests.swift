@@ -40,23 +40,10 @@ import Testing
             return result
         }
 
-        /// `coffer --data-dir … arguments…` with the login password on stdin.
         @discardableResult
-        func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult {
-            let program = try #require(Executables.built("coffer"))
-            let child = try ChildProcess(program, arguments: ["--data-dir", f.dataDir] + arguments + (password ? ["--password-stdin"] : []),
-                                         environment: f.environment(),
-                                         stdin: password ? Array((DaemonFixture.loginPassword + "\n").utf8) : [])
-            let result = child.wait(timeout: 60)
-            #expect(result.exitCode == 0, "coffer \(arguments.joined(separator: " ")): \(result)")
-            return result
-        }
+        func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult { try f.coffer(arguments, password: password) }
 
-        /// `coffer log --json`, parsed.
-        func auditLog() throws -> [[String: Any]] {
-            let result = try coffer(["log", "--json"], password: false)
-            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String: Any]])
-        }
+        func auditLog() throws -> [[String: Any]] { try f.auditLog() }
 
         /// How many consent dialogs pinentry was asked to show.
         var dialogs: Int { f.pinentryLogText.split(separator: "\n").count { $0 == "CONFIRM" } }
@@ -153,7 +140,7 @@ import Testing
         #expect(w.dialogs == 1)
 
         let listed = try w.coffer(["access", "list", "--json"])
-        #expect(listed.stdout.contains("\"application\": \"exe:\(w.otherTool)\", \"item\": 1, \"label\": \"Authz token\""), "\(listed)")
+        #expect(listed.stdout.contains("\"application\": \"exe:\(w.otherTool)\", \"rights\": \"read\", \"item\": 1, \"label\": \"Authz token\""), "\(listed)")
 
         _ = w.f.stopDaemon()
         try w.f.startDaemon(unlock: true)

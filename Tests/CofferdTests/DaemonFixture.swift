@@ -209,13 +209,32 @@ final class DaemonFixture: @unchecked Sendable {
     /// Lets `program` (by default this test process) read every item of `collection`, as the
     /// user would with `coffer access grant`: login's policy, `ask`, lets only an item's
     /// creator read it without a dialog.
-    func grant(_ program: String = Executables.thisProcess, collection: String = "login",
+    func grant(_ program: String = Executables.thisProcess, collection: String = "login", rights: [String] = [],
                password: String = DaemonFixture.loginPassword) throws {
         let coffer = try #require(Executables.built("coffer"))
         let result = try ChildProcess(coffer, arguments: ["--data-dir", dataDir, "access", "grant", program, "--collection", collection,
-                                                          "--password-stdin"],
+                                                          "--password-stdin"] + rights,
                                       environment: environment(), stdin: Array((password + "\n").utf8)).wait(timeout: 60)
         #expect(result.exitCode == 0, "coffer access grant \(program): \(result)")
+    }
+
+    /// `coffer --data-dir … arguments…` on this fixture's store, with the login password on
+    /// stdin (`--password-stdin`) unless `password` is false; expects it to succeed.
+    @discardableResult
+    func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult {
+        let program = try #require(Executables.built("coffer"))
+        let child = try ChildProcess(program, arguments: ["--data-dir", dataDir] + arguments + (password ? ["--password-stdin"] : []),
+                                     environment: environment(),
+                                     stdin: password ? Array((Self.loginPassword + "\n").utf8) : [])
+        let result = child.wait(timeout: 60)
+        #expect(result.exitCode == 0, "coffer \(arguments.joined(separator: " ")): \(result)")
+        return result
+    }
+
+    /// `coffer log --json`, parsed: the audit events.
+    func auditLog() throws -> [[String: Any]] {
+        let result = try coffer(["log", "--json"], password: false)
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String: Any]])
     }
 
     // MARK: secret-tool
