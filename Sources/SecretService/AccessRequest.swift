@@ -20,6 +20,9 @@ struct AccessRequest: Sendable, Hashable {
     /// Deleting items.
     static let delete = AccessRequest(action: .change, verb: "delete", auditAction: .delete)
 
+    /// Deleting a whole collection, with the items in it.
+    static let deleteCollection = AccessRequest(action: .change, verb: "delete, with their keyring,", auditAction: .delete)
+
     /// What the things asked about are called: the secret(s) for a read, the item(s) otherwise.
     func noun(_ count: Int) -> String {
         switch (action, count) {

@@ -13,7 +13,25 @@ struct CollectionObject: DBusObject {
     typealias Collection = CollectionInterface
 
     static let methods = MethodTable<CollectionObject>()
-        .on(Collection.Delete.self) { object, _, call in try object.delete(caller: call.sender) }
+        .deferring(Collection.Delete.self) { object, _, call in
+            // Deleting a collection deletes every item in it: allowed only where each may be
+            // deleted (its creator, a grant, the user, the policy).
+            let items = object.server.itemPaths(in: object.id).compactMap(object.server.itemReference(named:))
+            object.server.gate.authorize(.deleteCollection, of: items, by: call.sender) { verdict in
+                // Locked, it cannot tell whose its items are.
+                if verdict.verdicts.contains(.locked) { return call.fail(CofferError.locked(object.id.rawValue)) }
+                if let (first, why) = verdict.refused(among: items).first {
+                    let others = verdict.refused(among: items).count - 1
+                    return call.fail(AccessGate.refusal(.deleteCollection, of: first, to: verdict.application, because: why, others: others))
+                }
+                do {
+                    call.reply(try object.delete(caller: call.sender))
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .deferred
+        }
         .on(Collection.SearchItems.self) { object, input, _ in
             let results = try object.server.keychain.search(Query(attributes: input.attributes, collection: object.id))
             return .init(results: results.map { SecretPath.item($0.reference) })

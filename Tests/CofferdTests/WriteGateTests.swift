@@ -124,6 +124,19 @@ import Testing
         try f.client.library.deleteItem(item)
     }
 
+    /// Deleting a collection deletes its items: refused while one of them is another's and
+    /// nobody says yes; allowed once the policy lets every application change every item.
+    @Test func aCollectionWithAnotherApplicationsItemIsNotDeleted() throws {
+        let (f, item) = try Self.world(pinentryProgram: "/nonexistent/pinentry")
+        defer { f.shutdown() }
+        let refused = expectDBusError(DBusError.Name.accessDenied) { try f.client.library.deleteCollection(SecretPath.login) }
+        #expect(refused?.message.contains("may not delete, with their keyring, item login/1") == true, "\(String(describing: refused))")
+        #expect(try f.client.library.item(item).label == "Owned")
+        try f.coffer(["policy", "open"])
+        try f.client.library.deleteCollection(SecretPath.login)
+        #expect(try f.client.library.search(Self.attributes).unlocked.isEmpty)
+    }
+
     @Test func openLetsEveryApplicationChangeEveryItem() throws {
         let (f, item) = try Self.world(pinentryProgram: "/nonexistent/pinentry")
         defer { f.shutdown() }
