@@ -5,8 +5,9 @@ import Musl
 #endif
 
 /// Zeroes `count` bytes at `pointer` with `explicit_bzero`, which the optimiser may not elide.
+/// (For the wrapper modules: DBusKit wipes a secret in a message's buffer once copied out.)
 @inline(__always)
-func wipe(_ pointer: UnsafeMutableRawPointer?, _ count: Int) {
+package func wipe(_ pointer: UnsafeMutableRawPointer?, _ count: Int) {
     guard let pointer, count > 0 else { return }
     explicit_bzero(pointer, count)
 }

@@ -134,8 +134,11 @@ enum MessageReader {
         return UnixFileDescriptor(adopting: FileDescriptor(rawValue: raw))
     }
 
-    /// A secret byte array copied from the message buffer into secure memory.
+    /// A secret byte array moved from the message buffer into secure memory: the message's
+    /// copy is wiped (a secret from a `plain` session is there in clear, and the message's
+    /// buffer goes back to the heap unwiped), so the message is not read again after it.
     private static func secure(_ bytes: UnsafeRawBufferPointer, limit: Int) throws(DBusError) -> SecureBytes {
+        defer { wipe(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
         guard bytes.count <= limit else {
             throw .invalidArgs("a secret of \(bytes.count) bytes is larger than the \(limit) bytes allowed")
         }

@@ -95,7 +95,7 @@ struct CollectionObject: DBusObject {
         try Limits.validate(attributes: attributes)
         // Only the Secret portal makes an application's key (SecretPortal).
         if ApplicationKey.isKey(attributes) { throw DBusError.accessDenied("Access denied: \(ApplicationKey.plantRefusal)") }
-        let secret = try server.secret(from: input.secret, for: caller)
+        let secret = try server.secret(from: input.secret, of: call)
         let item = NewItem(label: input.properties.label ?? "", attributes: attributes, secret: secret, owner: caller,
                            creator: creator)
         if try server.keychain.collection(id).isLocked {

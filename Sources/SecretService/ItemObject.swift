@@ -46,7 +46,7 @@ struct ItemObject: DBusObject {
         }
         .deferring(Item.SetSecret.self) { object, input, call in
             let (server, reference) = (object.server, object.reference)
-            let secret = try server.secret(from: input.secret, for: call.sender)
+            let secret = try server.secret(from: input.secret, of: call)
             server.write(.update(reference.item, ItemChanges(secret: secret)), in: reference.collection, by: call.sender,
                          as: .change("change the secret of"), reply: { outcome in
                 call.answer(outcome) { _ in NoArguments() }

@@ -188,9 +188,13 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         return session
     }
 
-    /// The secret a client sent, decoded with the caller's session named in it.
-    func secret(from wire: WireSecret, for caller: String) throws(DBusError) -> Secret {
-        let secret = try session(at: wire.session, for: caller).decode(wire)
+    /// The secret a client sent in `call`, decoded with the caller's session named in it. One
+    /// that came in clear (a `plain` session) leaves no copy in libdbus's buffers (as one that
+    /// came encrypted leaves only ciphertext there): see `MethodCall.overwriteReceivedBytes`.
+    func secret(from wire: WireSecret, of call: MethodCall) throws(DBusError) -> Secret {
+        let session = try session(at: wire.session, for: call.sender)
+        if case .plain = session.algorithm { call.overwriteReceivedBytes() }
+        let secret = try session.decode(wire)
         do {
             try Limits.validate(secret: secret)
         } catch {

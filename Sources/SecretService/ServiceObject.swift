@@ -162,7 +162,7 @@ struct ServiceObject: DBusObject {
 
     private func createWithPassword(_ input: GnomeKeyring.CreateWithMasterPassword.Input, call: MethodCall) throws -> MethodResult {
         let label = input.properties.label ?? "Unnamed"
-        let password = try server.secret(from: input.master, for: call.sender).bytes
+        let password = try server.secret(from: input.master, of: call).bytes
         let server = self.server
         let created = Mutex<CollectionID?>(nil)
         return server.offLoop(call, {
@@ -181,7 +181,7 @@ struct ServiceObject: DBusObject {
         guard let id = server.collectionID(at: input.collection) else {
             throw SecretServiceError.noSuchObject("no collection at \(input.collection)")
         }
-        let password = try server.secret(from: input.master, for: call.sender).bytes
+        let password = try server.secret(from: input.master, of: call).bytes
         let server = self.server
         guard try server.keychain.info(id).isLocked else { return .empty }
         return server.offLoop(call, {
@@ -200,8 +200,8 @@ struct ServiceObject: DBusObject {
         guard let id = server.collectionID(at: input.collection) else {
             throw SecretServiceError.noSuchObject("no collection at \(input.collection)")
         }
-        let old = try server.secret(from: input.original, for: call.sender).bytes
-        let new = try server.secret(from: input.master, for: call.sender).bytes
+        let old = try server.secret(from: input.original, of: call).bytes
+        let new = try server.secret(from: input.master, of: call).bytes
         let server = self.server
         return server.offLoop(call, {
             try Keychain.waitingOutThrottle { () throws(CofferError) in try server.keychain.changePassword(id, from: old, to: new) }

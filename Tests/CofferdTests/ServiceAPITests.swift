@@ -253,8 +253,11 @@ import Testing
         try c.library.unlock(a, password: SecureBytes("pa2"), session: session)
         #expect(try c.secretBytes(of: item, session: session) == Array("in a".utf8))
 
-        // Deleting a locked collection.
+        // A locked collection is not deleted (whose its items are cannot be told); unlocked, by
+        // the creator of its items, it is.
         #expect(try c.isLocked(b))
+        expectDBusError(SecretServiceError.Name.isLocked) { _ = try c.call(CollectionInterface.Delete.self, on: b, NoArguments()) }
+        try c.library.unlock(b, password: SecureBytes("pb"), session: session)
         #expect(try c.call(CollectionInterface.Delete.self, on: b, NoArguments()).prompt == SecretPath.none)
         #expect(!(try c.library.collections()).contains(b))
         #expect(try c.library.search(["k": "b"]).isEmpty)

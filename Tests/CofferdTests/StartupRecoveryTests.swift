@@ -9,73 +9,12 @@ import Testing
 /// Start-up with `--unlock`: the password is gone from the daemon's memory once it serves, and
 /// a damaged `login` neither stops the daemon nor gets replaced.
 @Suite(.timeLimit(.minutes(5))) struct StartupRecoveryTests {
-    /// What runs in a user namespace of its own, as its root: a private bus, cofferd started
-    /// with `--unlock` (the password on its stdin), a real call through secret-tool, then a
-    /// scan of every readable mapping of cofferd's memory for the password's first bytes.
-    /// cofferd is non-dumpable, so that no other program of its user reads its memory; only a
-    /// process with CAP_SYS_PTRACE over it may, and in a namespace of its own an unprivileged
-    /// user has that over what runs there (root has it anyway).
-    static let scan = #"""
-        set -eu
-        dir=$1 cofferd=$2 password=$3
-        cat > "$dir/bus.conf" <<EOF
-        <busconfig><type>session</type><listen>unix:dir=$dir</listen><auth>EXTERNAL</auth>
-        <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-        </busconfig>
-        EOF
-        dbus-daemon --config-file="$dir/bus.conf" --nofork --print-address=1 > "$dir/address" 2>/dev/null &
-        bus=$!
-        trap 'kill $bus ${daemon:-} 2>/dev/null || true' EXIT
-        for _ in $(seq 100); do [ -s "$dir/address" ] && break; sleep 0.1; done
-        export DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$dir/address")" LANG=C.UTF-8
-        printf '%s\n' "$password" | "$cofferd" --foreground --unlock --data-dir "$dir/data" 2> "$dir/daemon.log" &
-        daemon=$!
-        for _ in $(seq 300); do
-            printf 'anything' | secret-tool store --label=check wipe check 2>/dev/null && break
-            sleep 0.1
-        done
-        secret-tool lookup wipe check > /dev/null
-        python3 - "$daemon" "${password%%-*}-" <<'EOF'
-        import sys
-        pid, needle = sys.argv[1], sys.argv[2].encode()
-        regions = 0
-        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as memory:
-            for line in maps:
-                fields = line.split()
-                if not fields[1].startswith("r") or line.rstrip().endswith("[vvar]"):
-                    continue
-                start, end = (int(bound, 16) for bound in fields[0].split("-"))
-                try:
-                    memory.seek(start)
-                    data = memory.read(end - start)
-                except OSError:
-                    continue
-                regions += 1
-                if needle in data:
-                    print("found")
-                    sys.exit(0)
-        print(f"clean {regions}")
-        EOF
-        """#
-
     /// Once cofferd serves, the `--unlock` password is nowhere in its memory (secure pool
     /// included): it was wiped as soon as `login` was unlocked.
     @Test func theUnlockPasswordIsWipedOnceServing() throws {
         let password = "unlockwipe-" + UUID().uuidString
-        let directory = NSTemporaryDirectory() + "cofferd-wipe-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let unshare = try #require(Executables.inPath("unshare"))
-        let child = try ChildProcess(unshare, arguments: ["--user", "--map-root-user", "--", "/bin/bash", "-c", Self.scan, "scan",
-                                                          directory, try DaemonFixture.cofferdPath, password],
-                                     environment: ["PATH": "/usr/bin:/bin", "HOME": directory])
-        let result = child.wait(timeout: 120)
-        let log = (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? ""
-        #expect(result.exitCode == 0, "\(result)\ncofferd log:\n\(log)")
-        let words = result.stdout.split(separator: " ")
-        #expect(words.first == "clean", "the --unlock password is still in cofferd's memory: \(result)")
-        #expect((words.last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 5,
-                "could read only some regions of cofferd: \(result)")
+        let scan = try MemoryScan.run(password: password, needles: ["unlockwipe-"])
+        #expect(scan.found.isEmpty, "the --unlock password is still in cofferd's memory: \(scan)")
     }
 
     /// A `login` file damaged beyond opening: cofferd --unlock still starts, serves another
