@@ -7,21 +7,20 @@ extension FileCollection {
         UnlockThrottle(directory: directory, collection: id).secondsLeft(at: Clock.nowInMilliseconds())
     }
 
-    /// The data key `header` seals, opened with the first of `passwords` that is right, under
-    /// the throttle: nothing is checked while it says to wait, and all wrong is one failure.
+    /// The data key `header` seals, opened with the first of `passwords` that is right, as one
+    /// attempt under the throttle (`UnlockThrottle.attempt`): nothing is checked while it says
+    /// to wait, attempts at this collection are checked one at a time, and all wrong is one
+    /// failure.
     func openDataKey(_ header: StoreHeader, anyOf passwords: [SecureBytes]) throws(CofferError) -> (DataKey, Int) {
-        let throttle = UnlockThrottle(directory: directory, collection: id)
-        try throttle.check(at: Clock.nowInMilliseconds())
-        for (position, password) in passwords.enumerated() {
-            do throws(CofferError) {
-                let key = try DataKey(try header.openDataKey(password: password))
-                throttle.reset()
-                return (key, position)
-            } catch .authenticationFailed {
-                continue
+        try UnlockThrottle(directory: directory, collection: id).attempt(at: Clock.nowInMilliseconds) { () throws(CofferError) in
+            for (position, password) in passwords.enumerated() {
+                do throws(CofferError) {
+                    return (try DataKey(try header.openDataKey(password: password)), position)
+                } catch .authenticationFailed {
+                    continue
+                }
             }
+            return nil
         }
-        _ = try? throttle.recordFailure(at: Clock.nowInMilliseconds())
-        throw .authenticationFailed
     }
 }

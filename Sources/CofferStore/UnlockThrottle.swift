@@ -6,6 +6,11 @@ import CofferCore
 /// until `wait(afterFailures: n)` seconds after the last: 1, 2, 4, … up to 5 minutes. The right
 /// password, given when it may be, clears the count.
 ///
+/// An attempt (`attempt(at:_:)`) checks the wait, checks the password and records the outcome
+/// under one exclusive lock of the file: attempts at the same collection, from any thread or
+/// process, are checked one at a time, so parallel guesses get no more checks than the
+/// schedule allows.
+///
 /// ```
 /// u32 wrong passwords in a row, u64 time of the last (milliseconds since 1970)
 /// ```
@@ -27,12 +32,33 @@ struct UnlockThrottle {
         return min(UInt64(1) << UInt64(min(failures - 1, 16)), maxWait)
     }
 
-    /// Throws `throttled` when a password given at `now` (milliseconds since 1970) comes too
-    /// early to be checked.
-    func check(at now: UInt64) throws(CofferError) {
-        let (failures, last) = try read()
-        let left = Self.secondsLeft(failures: failures, last: last, now: now)
+    /// Runs `check` (a password check: true when right) unless the wait after earlier wrong
+    /// passwords is not over at `now()` (then throws `throttled`), and records its outcome; all
+    /// of it under the file's exclusive lock, which waits for any attempt under way.
+    func attempt<R>(at now: () -> UInt64, _ check: () throws(CofferError) -> R?) throws(CofferError) -> R {
+        let file = try PosixFile(path: path, create: true)
+        try file.lock(.exclusive)
+        defer { file.unlock() }
+        var (failures, last) = Self.decode(try file.read(at: 0, count: 12))
+        let left = Self.secondsLeft(failures: failures, last: last, now: now())
         if left > 0 { throw .throttled(collection.rawValue, seconds: left) }
+        if let right = try check() {
+            if failures > 0 {
+                try file.truncate(to: 0)
+                try file.sync()
+            }
+            return right
+        }
+        // Durably: a crash must not forget a guess.
+        failures = failures == .max ? failures : failures + 1
+        last = now()
+        var w = ByteWriter(capacity: 12)
+        w.u32(failures)
+        w.u64(last)
+        try file.write(w.bytes, at: 0)
+        try file.truncate(to: 12)
+        try file.sync()
+        throw .authenticationFailed
     }
 
     /// How many seconds (rounded up) after `now` the next password is checked (0: at once).
@@ -50,16 +76,6 @@ struct UnlockThrottle {
         return min(seconds + (rest > 0 ? 1 : 0), maxWait)
     }
 
-    /// Counts a wrong password given at `now` (milliseconds since 1970); returns how many
-    /// seconds the next one must wait.
-    @discardableResult
-    func recordFailure(at now: UInt64) throws(CofferError) -> UInt64 {
-        try update { failures, last in
-            failures = failures == .max ? failures : failures + 1
-            last = now
-        }
-    }
-
     /// Clears the count after the right password.
     func reset() {
         guard (try? PosixFile.identity(of: path)) ?? nil != nil else { return }
@@ -70,22 +86,6 @@ struct UnlockThrottle {
         guard try PosixFile.identity(of: path) != nil else { return (0, 0) }
         let file = try PosixFile(path: path, writable: false)
         return Self.decode(try file.read(at: 0, count: 12))
-    }
-
-    /// Read, change and write under an exclusive lock, durably (a crash must not forget a guess).
-    private func update(_ change: (inout UInt32, inout UInt64) -> Void) throws(CofferError) -> UInt64 {
-        let file = try PosixFile(path: path, create: true)
-        try file.lock(.exclusive)
-        defer { file.unlock() }
-        var (failures, last) = Self.decode(try file.read(at: 0, count: 12))
-        change(&failures, &last)
-        var w = ByteWriter(capacity: 12)
-        w.u32(failures)
-        w.u64(last)
-        try file.write(w.bytes, at: 0)
-        try file.truncate(to: 12)
-        try file.sync()
-        return Self.wait(afterFailures: failures)
     }
 
     /// A short or empty file counts as no wrong password. A time below 10¹¹ is in seconds, as

@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 @testable import CofferStore
 import Foundation
+import Synchronization
 import Testing
 
 /// Wrong passwords hold back the next unlock: 1, 2, 4 … seconds, at most 5 minutes, seen by
@@ -51,23 +52,54 @@ import Testing
         #expect(mode == 0o600)
     }
 
+    /// Wrong passwords given at once, from many threads and two keychains over the same files,
+    /// are checked one at a time: the first wrong one holds the others back, so one guess is
+    /// checked, not one per thread.
+    @Test func parallelWrongPasswordsAreCheckedOneAtATime() throws {
+        let fixture = try StoreFixture()
+        let keychains = [try fixture.keychain(), try fixture.keychain()]
+        try keychains[0].createCollection(label: "Work", id: work, password: password("pw"))
+        try keychains[0].lock(work)
+        _ = try keychains[1].info(work)
+        let outcomes = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { n in
+            let outcome: String
+            do {
+                try keychains[n % 2].unlock(work, password: try password("wrong \(n)"))
+                outcome = "unlocked"
+            } catch CofferError.authenticationFailed {
+                outcome = "checked"
+            } catch CofferError.throttled {
+                outcome = "held back"
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        let all = outcomes.withLock { $0 }
+        #expect(all.filter { $0 == "checked" }.count == 1 && all.filter { $0 == "held back" }.count == 7, "\(all)")
+    }
+
     @Test func theWaitIsCountedInMillisecondsAndNeverLongerThanFiveMinutes() throws {
         let fixture = try StoreFixture()
         _ = try fixture.keychain()   // makes the store directory
         let throttle = UnlockThrottle(directory: fixture.directory, collection: work)
         let t: UInt64 = 1_800_000_000_000   // milliseconds: January 2027
-        try throttle.recordFailure(at: t + 999)
+        let wrong = { () throws(CofferError) -> Bool? in nil }
+        let right = { () throws(CofferError) -> Bool? in true }
+        #expect(throws: CofferError.authenticationFailed) { try throttle.attempt(at: { t + 999 }, wrong) }
         // A wrong password late in a second still holds back the next for a whole second.
-        #expect(throws: CofferError.throttled("work", seconds: 1)) { try throttle.check(at: t + 1000) }
+        #expect(throws: CofferError.throttled("work", seconds: 1)) { try throttle.attempt(at: { t + 1000 }, right) }
         #expect(throttle.secondsLeft(at: t + 1998) == 1)
         #expect(throttle.secondsLeft(at: t + 1999) == 0)
-        try throttle.check(at: t + 1999)
+        #expect(try throttle.attempt(at: { t + 1999 }, right) == true)
+        #expect(throttle.secondsLeft(at: t + 1999) == 0, "the right password clears the count")
         // Coffer 0.3.0 wrote seconds: read as such after an upgrade, the wait is kept.
-        throttle.reset()
-        try throttle.recordFailure(at: 1_800_000_000)
+        #expect(throws: CofferError.authenticationFailed) { try throttle.attempt(at: { 1_800_000_000 }, wrong) }
         #expect(throttle.secondsLeft(at: t + 500) == 1)
         // A failure stamped far ahead (the clock was set back since) waits five minutes, not forever.
-        try throttle.recordFailure(at: .max - 5)
+        throttle.reset()
+        #expect(throws: CofferError.authenticationFailed) { try throttle.attempt(at: { .max - 5 }, wrong) }
         #expect(throttle.secondsLeft(at: 0) == UnlockThrottle.maxWait)
         throttle.reset()
         #expect(throttle.secondsLeft(at: 0) == 0)
