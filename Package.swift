@@ -82,10 +82,14 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // Benchmarks (not tests): `swift run -c release coffer-bench` (core and store) and
-        // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring).
+        // Benchmarks (not tests): `swift run -c release coffer-bench` (core and store),
+        // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring) and
+        // `coffer-unlock-flood` (a flood of wrong passwords).
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
                           path: "Benchmarks/CofferBench"),
+        .executableTarget(name: "coffer-unlock-flood", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCrypto",
+                                                                    "DBusKit", "SystemKit", "CofferTestSupport"],
+                          path: "Benchmarks/UnlockFlood"),
         .executableTarget(name: "coffer-bus-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
                                                                  "CofferCrypto", "DBusKit", "SystemKit", "CofferTestSupport"],
                           path: "Benchmarks/BusBench"),

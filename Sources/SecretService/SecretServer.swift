@@ -3,6 +3,7 @@ import CofferCrypto
 import DBusKit
 import Dispatch
 import SecretServiceProtocol
+import Synchronization
 import SystemKit
 
 /// The Secret Service on one bus connection: it owns the sessions and prompts, resolves object
@@ -14,6 +15,8 @@ import SystemKit
 public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     let keychain: Keychain
     let connection: DBusConnection
+    /// Where the password checks clients ask for run (bounded, one per collection at a time).
+    let passwordChecks: PasswordChecks
     let passwords: (any PasswordAsker)?
     let log: @Sendable (String) -> Void
     /// Decides which application may read which secret (see `AccessGate`).
@@ -65,6 +68,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         self.connection = connection
         self.passwords = passwords
         self.log = log
+        passwordChecks = PasswordChecks(secondsLeft: { [keychain] id in keychain.secondsBeforeNextUnlock(id) })
         gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection), consent: consent, audit: audit)
         autoLock = AutoLock(server: self, settings: lockSettings)
     }
@@ -246,6 +250,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     private func clientLeft(_ name: String) {
         gate.forget(name)
+        passwordChecks.forget(name)
         for (number, session) in sessions where session.owner == name {
             removeSession(number)
             log("session s\(number) of \(name) ended: the client left the bus")
@@ -278,26 +283,46 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     // MARK: Slow work
 
-    /// Runs `work` on another thread and answers `call` with its result; `then` runs on the
-    /// loop thread after success (for signals).
-    /// `failed` runs on the loop thread after a failure (for the audit log).
-    func offLoop<Output: DBusArguments>(_ call: MethodCall, _ work: @escaping @Sendable () throws -> Output,
-                                        then: @escaping @Sendable () -> Void = {},
-                                        failed: @escaping @Sendable (any Error) -> Void = { _ in }) -> MethodResult {
-        let connection = self.connection
-        DispatchQueue.global(qos: .userInitiated).async {
+    /// Answers `call` with what `work` makes, run as a password check (`PasswordChecks`):
+    /// `collection` is the one whose password it checks (nil for a new collection). `then`
+    /// runs on the loop thread before a success's reply, `failed` after a failure's.
+    func checkingPassword<Output: DBusArguments>(_ call: MethodCall, of collection: CollectionID?,
+                                                 _ work: @escaping @Sendable () throws -> Output,
+                                                 then: @escaping @Sendable () -> Void = {},
+                                                 failed: @escaping @Sendable (any Error) -> Void = { _ in }) -> MethodResult {
+        gate.application(of: call.sender) { [self] identified in
             do {
-                let output = try work()
-                connection.post {
-                    then()
-                    call.reply(output)
-                }
+                try checkPassword(call, of: collection, requester: identified.map { AccessGate.asker($0.application).encoded } ?? call.sender, work,
+                                  then: then, failed: failed)
             } catch {
-                connection.post { failed(error) }
                 call.fail(error)
             }
         }
         return .deferred
+    }
+
+    private func checkPassword<Output: DBusArguments>(_ call: MethodCall, of collection: CollectionID?, requester: String,
+                                                      _ work: @escaping @Sendable () throws -> Output,
+                                                      then: @escaping @Sendable () -> Void,
+                                                      failed: @escaping @Sendable (any Error) -> Void) throws {
+        let connection = self.connection
+        let output = Mutex<Output?>(nil)
+        try passwordChecks.submit(PasswordChecks.Check(client: call.sender, requester: requester, collection: collection, work: {
+            let made = try work()
+            output.withLock { $0 = made }
+        }, done: { outcome in
+            switch outcome {
+            case .success:
+                guard let made = output.withLock({ $0.take() }) else { return }
+                connection.post {
+                    then()
+                    call.reply(made)
+                }
+            case .failure(let error):
+                connection.post { failed(error) }
+                call.fail(error)
+            }
+        }))
     }
 
     // MARK: Writes

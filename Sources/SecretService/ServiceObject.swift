@@ -165,7 +165,7 @@ struct ServiceObject: DBusObject {
         let password = try server.secret(from: input.master, of: call).bytes
         let server = self.server
         let created = Mutex<CollectionID?>(nil)
-        return server.offLoop(call, {
+        return server.checkingPassword(call, of: nil, {
             let id = try server.keychain.createCollection(label: label, password: password)
             created.withLock { $0 = id }
             return CollectionArgument(collection: SecretPath.collection(id))
@@ -184,8 +184,8 @@ struct ServiceObject: DBusObject {
         let password = try server.secret(from: input.master, of: call).bytes
         let server = self.server
         guard try server.keychain.info(id).isLocked else { return .empty }
-        return server.offLoop(call, {
-            try Keychain.waitingOutThrottle { () throws(CofferError) in try server.keychain.unlock(id, password: password) }
+        return server.checkingPassword(call, of: id, {
+            try server.keychain.unlock(id, password: password)
             return NoArguments()
         }, then: {
             server.log("collection \(id) unlocked by \(call.sender)")
@@ -203,8 +203,8 @@ struct ServiceObject: DBusObject {
         let old = try server.secret(from: input.original, of: call).bytes
         let new = try server.secret(from: input.master, of: call).bytes
         let server = self.server
-        return server.offLoop(call, {
-            try Keychain.waitingOutThrottle { () throws(CofferError) in try server.keychain.changePassword(id, from: old, to: new) }
+        return server.checkingPassword(call, of: id, {
+            try server.keychain.changePassword(id, from: old, to: new)
             return NoArguments()
         }, then: {
             server.log("password of collection \(id) changed by \(call.sender)")

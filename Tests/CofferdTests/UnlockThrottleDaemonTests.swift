@@ -25,6 +25,68 @@ struct UnlockThrottleDaemonTests {
                 "\(f.pinentryLogText)")
     }
 
+    /// Twelve clients send wrong passwords at once (gnome-keyring's internal interface): they
+    /// are checked one at a time on the throttle's schedule, the ones held back wait without a
+    /// thread each, and another client's new collection is made meanwhile.
+    @Test func parallelWrongUnlocksAreCheckedOnScheduleAndHoldNoThread() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let c = f.client!
+        _ = try c.library.lock([SecretPath.login])
+        let pid = try #require(f.daemonPID)
+        let baseline = try #require(Self.threads(of: pid))
+        let guesses = """
+            import dbus, os, sys, threading
+            def guess(n):
+                bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+                service = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
+                _, session = dbus.Interface(service, "org.freedesktop.Secret.Service").OpenSession("plain", dbus.String("", variant_level=1))
+                internal = dbus.Interface(service, "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface")
+                try:
+                    internal.UnlockWithMasterPassword("/org/freedesktop/secrets/collection/login",
+                        dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"wrong %d" % n), "text/plain")), timeout=3600)
+                except dbus.exceptions.DBusException as error:
+                    print(error.get_dbus_name(), flush=True)
+            threads = [threading.Thread(target=guess, args=(n,)) for n in range(12)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            """
+        let started = Date()
+        let attackers = try ChildProcess("/usr/bin/python3", arguments: ["-c", guesses], environment: f.environment())
+        defer { attackers.send(signal: SIGKILL) }
+        // Two guesses checked (at once, and a second later): the other ten wait.
+        let attempts = f.dataDir + "/login.attempts"
+        #expect(eventually(timeout: 30) { Self.failures(in: attempts) >= 2 })
+        let waiting = try #require(Self.threads(of: pid))
+        #expect(waiting <= baseline + 3, "cofferd went from \(baseline) to \(waiting) threads with ten unlocks waiting")
+        // Another client is served meanwhile, its password checked by a free worker.
+        let other = try f.newClient()
+        let made = try other.library.createCollection(label: "Other", password: SecureBytes(Array("other".utf8)),
+                                                      session: try other.library.openSession())
+        #expect(try other.isLocked(made) == false)
+        let checked = Self.failures(in: attempts)
+        // It did not wait behind the held-back guesses: made before the third wait was over.
+        #expect(checked <= 3, "the other client's collection was made only after \(checked) guesses were checked")
+        let elapsed = Date().timeIntervalSince(started)
+        // Checked at 0, 1, 3, 7, 15 … seconds: no more than the schedule allows in the time spent.
+        let allowed = Int(log2(elapsed + 1)) + 1
+        #expect(checked <= allowed, "\(checked) guesses checked in \(elapsed) s; the schedule allows \(allowed)")
+        #expect(checked < 12, "every guess was checked")
+    }
+
+    /// The `Threads:` of `/proc/PID/status` (readable although cofferd is non-dumpable).
+    static func threads(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        return status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+            .flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The wrong passwords in a row an attempts file counts (0 when it has none).
+    static func failures(in path: String) -> Int {
+        guard let bytes = FileManager.default.contents(atPath: path), bytes.count >= 4 else { return 0 }
+        return Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
+    }
+
     @Test func theInternalInterfaceWaitsAndTheWaitSurvivesARestart() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
