@@ -60,33 +60,10 @@ func status() -> (threads: Int, rssKiB: Int) {
     return (field("Threads:"), field("VmRSS:"))
 }
 
-/// Wrong passwords in a row the attempts file counts.
-func guessesChecked() -> Int {
-    guard let bytes = FileManager.default.contents(atPath: root + "/data/login.attempts"), bytes.count >= 4 else { return 0 }
-    return Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
-}
-
-// The attackers: one program (python3 with dbus-python), a connection and a thread per guess,
-// printing each refusal.
-let flood = """
-    import dbus, os, threading
-    def guess(n):
-        bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
-        service = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
-        _, session = dbus.Interface(service, "org.freedesktop.Secret.Service").OpenSession("plain", dbus.String("", variant_level=1))
-        internal = dbus.Interface(service, "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface")
-        try:
-            internal.UnlockWithMasterPassword("/org/freedesktop/secrets/collection/login",
-                dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"wrong %d" % n), "text/plain")), timeout=3600)
-        except dbus.exceptions.DBusException as error:
-            print(error.get_dbus_name(), flush=True)
-    for n in range(\(attackers)):
-        threading.Thread(target=guess, args=(n,), daemon=True).start()
-    threading.Event().wait()
-    """
+// The attackers: one program, a connection and a thread per guess.
 let before = status()
 let started = Date()
-let attack = try ChildProcess("/usr/bin/python3", arguments: ["-c", flood], environment: bus.environment(["HOME": root]))
+let attack = try ChildProcess("/usr/bin/python3", arguments: ["-c", WrongPasswordFlood.script(count: attackers)], environment: bus.environment(["HOME": root]))
 defer { attack.send(signal: SIGKILL) }
 
 var peakThreads = 0, peakRSS = 0, waits: [Double] = []
@@ -103,7 +80,7 @@ for second in 1...seconds {
     if next > Date() { Thread.sleep(until: next) }
 }
 let elapsed = Date().timeIntervalSince(started)
-let checked = guessesChecked()
+let checked = WrongPasswordFlood.wrongPasswordsCounted(inAttemptsFile: root + "/data/login.attempts")
 let allowed = Int(log2(elapsed + 1)) + 1
 waits.sort()
 print("""

@@ -35,28 +35,12 @@ struct UnlockThrottleDaemonTests {
         _ = try c.library.lock([SecretPath.login])
         let pid = try #require(f.daemonPID)
         let baseline = try #require(Self.threads(of: pid))
-        let guesses = """
-            import dbus, os, sys, threading
-            def guess(n):
-                bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
-                service = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
-                _, session = dbus.Interface(service, "org.freedesktop.Secret.Service").OpenSession("plain", dbus.String("", variant_level=1))
-                internal = dbus.Interface(service, "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface")
-                try:
-                    internal.UnlockWithMasterPassword("/org/freedesktop/secrets/collection/login",
-                        dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"wrong %d" % n), "text/plain")), timeout=3600)
-                except dbus.exceptions.DBusException as error:
-                    print(error.get_dbus_name(), flush=True)
-            threads = [threading.Thread(target=guess, args=(n,)) for n in range(12)]
-            for t in threads: t.start()
-            for t in threads: t.join()
-            """
         let started = Date()
-        let attackers = try ChildProcess("/usr/bin/python3", arguments: ["-c", guesses], environment: f.environment())
+        let attackers = try ChildProcess("/usr/bin/python3", arguments: ["-c", WrongPasswordFlood.script(count: 12)], environment: f.environment())
         defer { attackers.send(signal: SIGKILL) }
         // Two guesses checked (at once, and a second later): the other ten wait.
         let attempts = f.dataDir + "/login.attempts"
-        #expect(eventually(timeout: 30) { Self.failures(in: attempts) >= 2 })
+        #expect(eventually(timeout: 30) { WrongPasswordFlood.wrongPasswordsCounted(inAttemptsFile: attempts) >= 2 })
         let waiting = try #require(Self.threads(of: pid))
         #expect(waiting <= baseline + 3, "cofferd went from \(baseline) to \(waiting) threads with ten unlocks waiting")
         // Another client is served meanwhile, its password checked by a free worker.
@@ -64,7 +48,7 @@ struct UnlockThrottleDaemonTests {
         let made = try other.library.createCollection(label: "Other", password: SecureBytes(Array("other".utf8)),
                                                       session: try other.library.openSession())
         #expect(try other.isLocked(made) == false)
-        let checked = Self.failures(in: attempts)
+        let checked = WrongPasswordFlood.wrongPasswordsCounted(inAttemptsFile: attempts)
         // It did not wait behind the held-back guesses: made before the third wait was over.
         #expect(checked <= 3, "the other client's collection was made only after \(checked) guesses were checked")
         let elapsed = Date().timeIntervalSince(started)
@@ -81,11 +65,6 @@ struct UnlockThrottleDaemonTests {
             .flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
-    /// The wrong passwords in a row an attempts file counts (0 when it has none).
-    static func failures(in path: String) -> Int {
-        guard let bytes = FileManager.default.contents(atPath: path), bytes.count >= 4 else { return 0 }
-        return Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
-    }
 
     @Test func theInternalInterfaceWaitsAndTheWaitSurvivesARestart() throws {
         let f = try DaemonFixture()
