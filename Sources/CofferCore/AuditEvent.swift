@@ -39,9 +39,13 @@ public struct AuditEvent: Equatable, Sendable {
     public var label: String?
     /// Why, or how: "creator", "granted", "asked: allowed once", "strict policy", "wrong password"...
     public var detail: String?
+    /// On a line that sums up refusals folded together (see `AuditLogFile`): how many more of
+    /// the application's refusals like the one recorded before it came within the interval.
+    public var repeated: UInt64?
 
     public init(time: UInt64 = Clock.now(), action: Action, outcome: Outcome, application: Application? = nil,
-                collection: CollectionID? = nil, item: ItemID? = nil, label: String? = nil, detail: String? = nil) {
+                collection: CollectionID? = nil, item: ItemID? = nil, label: String? = nil, detail: String? = nil,
+                repeated: UInt64? = nil) {
         self.time = time
         self.action = action
         self.outcome = outcome
@@ -50,6 +54,7 @@ public struct AuditEvent: Equatable, Sendable {
         self.item = item
         self.label = label
         self.detail = detail
+        self.repeated = repeated
     }
 }
 

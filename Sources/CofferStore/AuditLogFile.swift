@@ -1,4 +1,5 @@
 import CofferCore
+import Dispatch
 import Synchronization
 import SystemKit
 
@@ -21,6 +22,10 @@ import SystemKit
 ///   `audit.log.lock` so that processes past the limit together rotate once. A process still
 ///   writing to a rotated file notices when it passes the limit (its file is not the one the
 ///   name gives) or within `recheckInterval`, and reopens. On disk: at most about 3 × `limit`.
+/// - **Refusals folded.** Refusals of one application (an action on a collection) within
+///   `foldInterval` seconds of its first are counted and written as one line with the count
+///   (`AuditFolding`) when the interval is over (at the next event after it, on a timer, or at
+///   `flush`), so that a program refused in a loop cannot rotate older lines out of the log.
 /// - **Never fails its caller.** A problem (a full disk, the directory gone) is reported through
 ///   `warn` once, and again only after recording worked in between; events that cannot be
 ///   written meanwhile are dropped.
@@ -34,6 +39,8 @@ public final class AuditLogFile: AuditRecorder {
     public static let defaultLimit = 1 << 20
     /// How many rotated files are kept (`audit.log.1`, `audit.log.2`).
     public static let keptGenerations = 2
+    /// How long refusals alike are folded together, by default: a minute.
+    public static let defaultFoldInterval: UInt64 = 60
 
     /// The store directory the log is in.
     public let directory: String
@@ -44,7 +51,8 @@ public final class AuditLogFile: AuditRecorder {
 
     private let recheckInterval: Duration
     private let warn: @Sendable (String) -> Void
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    private let timers = DispatchQueue(label: "coffer.audit-folding")
 
     /// What this process knows of the file it appends to.
     private struct State {
@@ -57,47 +65,85 @@ public final class AuditLogFile: AuditRecorder {
         var warned = false
         /// The last write was cut short: the next line starts with a newline to end it.
         var unterminated = false
+        var folding: AuditFolding
+        /// A timer is set to write the counted refusals.
+        var flushScheduled = false
     }
 
     /// The log of the store in `directory` (which must exist: `FileStore` creates it). Nothing
     /// is opened until the first event. `limit`: the rotation size in bytes. `recheckInterval`:
     /// how long a quiet process trusts that its open file is still the current one.
     public init(directory: String, limit: Int = AuditLogFile.defaultLimit, recheckInterval: Duration = .seconds(1),
+                foldInterval: UInt64 = AuditLogFile.defaultFoldInterval,
                 warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) {
         self.directory = directory
         self.limit = max(1, limit)
         self.recheckInterval = recheckInterval
         self.warn = warn
+        state = Mutex(State(folding: AuditFolding(interval: max(1, foldInterval))))
     }
 
     deinit {
+        flush()
         state.withLock { $0.file?.close() }
     }
 
-    /// Appends `event` as one line. Never throws, never waits for the disk.
+    /// Appends `event` as one line (or counts it, a refusal like one just written). Never
+    /// throws, never waits for the disk.
     public func record(_ event: AuditEvent) {
-        write(AuditLogRecord.line(for: event))
+        record(contentsOf: [event])
     }
 
     /// Appends `events`, one line each, in one write (a GetSecrets of many items).
     public func record(contentsOf events: [AuditEvent]) {
         guard !events.isEmpty else { return }
+        let scheduleFlush = state.withLock { state -> Bool in
+            write(state.folding.fold(events), &state)
+            guard state.folding.hasCounted, !state.flushScheduled else { return false }
+            state.flushScheduled = true
+            return true
+        }
+        if scheduleFlush {
+            timers.asyncAfter(deadline: .now() + .seconds(Int(state.withLock { $0.folding.interval }))) { [weak self] in
+                self?.writeCounted(before: Clock.now())
+            }
+        }
+    }
+
+    /// Writes the refusals counted and not yet written (cofferd calls it as it stops).
+    public func flush() {
+        writeCounted(before: nil)
+    }
+
+    /// Writes the summaries of the intervals over by `now` (all when nil).
+    private func writeCounted(before now: UInt64?) {
+        let again = state.withLock { state -> Bool in
+            state.flushScheduled = false
+            write(state.folding.flush(before: now), &state)
+            state.flushScheduled = state.folding.hasCounted
+            return state.flushScheduled
+        }
+        if again {
+            timers.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in self?.writeCounted(before: Clock.now()) }
+        }
+    }
+
+    private func write(_ events: [AuditEvent], _ state: inout State) {
+        guard !events.isEmpty else { return }
         var lines: [UInt8] = []
         lines.reserveCapacity(events.count * 200)
         AuditLogRecord.appendLines(for: events, to: &lines)
-        write(lines)
+        write(lines, &state)
     }
 
-    private func write(_ line: [UInt8]) {
-        state.withLock { state in
-            do throws(AuditLogFailure) {
-                try append(line, &state)
-                state.warned = false
-            } catch {
-                guard !state.warned else { return }
-                state.warned = true
-                warn("the audit log \(path) cannot be written: \(error.reason); events go unrecorded until this is fixed")
-            }
+    private func write(_ line: [UInt8], _ state: inout State) {
+        do throws(AuditLogFailure) {
+            try append(line, &state)
+            state.warned = false
+        } catch {
+            guard !state.warned else { return }
+            state.warned = true
+            warn("the audit log \(path) cannot be written: \(error.reason); events go unrecorded until this is fixed")
         }
     }
 

@@ -90,6 +90,12 @@ public enum AuditLogRecord {
         }
         field("label", event.label, absentAsNull, &out)
         field("detail", event.detail, absentAsNull, &out)
+        if let repeated = event.repeated {
+            raw(#","repeated":"#, &out)
+            appendDecimal(repeated, to: &out)
+        } else if absentAsNull {
+            raw(#","repeated":null"#, &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
@@ -97,35 +103,58 @@ public enum AuditLogRecord {
     /// record: cut short, damaged, or naming an action, outcome, application or collection
     /// this version does not know. Fields it does not know are ignored.
     public static func event(fromLine line: ArraySlice<UInt8>) -> AuditEvent? {
-        guard let fields = FlatJSONObject.parse(line),
-              case .number(let time) = fields["time"],
-              case .string(let actionName) = fields["action"], let action = AuditEvent.Action(rawValue: actionName),
-              case .string(let outcomeName) = fields["outcome"], let outcome = AuditEvent.Outcome(rawValue: outcomeName)
-        else { return nil }
-        var event = AuditEvent(time: time, action: action, outcome: outcome)
-        switch fields["app"] {
-        case nil, .null: break
-        case .string(let encoded)?:
-            guard let application = Application(encoded: encoded) else { return nil }
-            event.application = application
-        default: return nil
+        var reader = Reader()
+        return reader.event(fromLine: line)
+    }
+
+    /// Reads the lines of one log: as `event(fromLine:)`, remembering the last application
+    /// (a log's lines name few, over and over).
+    public struct Reader {
+        private var lastApplication: (encoded: String, value: Application)?
+
+        public init() {}
+
+        public mutating func event(fromLine line: ArraySlice<UInt8>) -> AuditEvent? {
+            guard let fields = FlatJSONObject.parse(line),
+                  case .number(let time) = fields["time"],
+                  case .string(let actionName) = fields["action"], let action = AuditEvent.Action(rawValue: actionName),
+                  case .string(let outcomeName) = fields["outcome"], let outcome = AuditEvent.Outcome(rawValue: outcomeName)
+            else { return nil }
+            var event = AuditEvent(time: time, action: action, outcome: outcome)
+            switch fields["app"] {
+            case nil, .null: break
+            case .string(let encoded)?:
+                if let last = lastApplication, last.encoded == encoded {
+                    event.application = last.value
+                } else {
+                    guard let application = Application(encoded: encoded) else { return nil }
+                    lastApplication = (encoded, application)
+                    event.application = application
+                }
+            default: return nil
+            }
+            switch fields["collection"] {
+            case nil, .null: break
+            case .string(let name)?:
+                guard let collection = CollectionID(name) else { return nil }
+                event.collection = collection
+            default: return nil
+            }
+            switch fields["item"] {
+            case nil, .null: break
+            case .number(let item)?: event.item = item
+            default: return nil
+            }
+            guard let label = AuditLogRecord.optionalString(fields["label"]), let detail = AuditLogRecord.optionalString(fields["detail"]) else { return nil }
+            event.label = label
+            event.detail = detail
+            switch fields["repeated"] {
+            case nil, .null: break
+            case .number(let count)?: event.repeated = count
+            default: return nil
+            }
+            return event
         }
-        switch fields["collection"] {
-        case nil, .null: break
-        case .string(let name)?:
-            guard let collection = CollectionID(name) else { return nil }
-            event.collection = collection
-        default: return nil
-        }
-        switch fields["item"] {
-        case nil, .null: break
-        case .number(let item)?: event.item = item
-        default: return nil
-        }
-        guard let label = optionalString(fields["label"]), let detail = optionalString(fields["detail"]) else { return nil }
-        event.label = label
-        event.detail = detail
-        return event
     }
 
     /// A string field (`.some(nil)` when absent or null; nil when it is something else).

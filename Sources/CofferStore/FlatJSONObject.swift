@@ -12,7 +12,17 @@ enum FlatJSONObject {
         case null
     }
 
-    static func parse(_ bytes: ArraySlice<UInt8>) -> [String: Value]? {
+    /// The members of one object, in the order written.
+    struct Members {
+        fileprivate var entries: [(name: String, value: Value)] = []
+
+        /// The value of the member `name` (its last, if named twice), or nil.
+        subscript(name: String) -> Value? {
+            entries.last { $0.name == name }?.value
+        }
+    }
+
+    static func parse(_ bytes: ArraySlice<UInt8>) -> Members? {
         var reader = Reader(bytes: bytes)
         return reader.object()
     }
@@ -26,13 +36,15 @@ enum FlatJSONObject {
             index = bytes.startIndex
         }
 
-        mutating func object() -> [String: Value]? {
+        mutating func object() -> Members? {
             guard take(UInt8(ascii: "{")) else { return nil }
-            var members: [String: Value] = [:]
+            var members = Members()
+            members.entries.reserveCapacity(10)
             if !take(UInt8(ascii: "}")) {
                 repeat {
+                    skipSpace()
                     guard let name = string(), take(UInt8(ascii: ":")), let value = value() else { return nil }
-                    members[name] = value
+                    members.entries.append((name, value))
                 } while take(UInt8(ascii: ","))
                 guard take(UInt8(ascii: "}")) else { return nil }
             }
@@ -68,13 +80,44 @@ enum FlatJSONObject {
             }
             // JSON allows no leading zero; a fraction or exponent is not an integer.
             if index - start > 1 && bytes[start] == UInt8(ascii: "0") { return nil }
-            if index < bytes.endIndex, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) { return nil }
+            if index < bytes.endIndex {
+                switch bytes[index] {
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+                default: break
+                }
+            }
             return result
         }
 
         /// A string literal, its escapes resolved.
         private mutating func string() -> String? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
+            guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            index += 1
+            // Most strings have no escape: made straight from the bytes between the quotes.
+            let start = index
+            while index < bytes.endIndex {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return Self.text(bytes[start..<index - 1])
+                case UInt8(ascii: "\\"), 0x00..<0x20:
+                    index = start
+                    return escapedString()
+                default: index += 1
+                }
+            }
+            return nil
+        }
+
+        /// `utf8` as a String, or nil when it is not well-formed UTF-8. ASCII (what a log holds
+        /// but for some labels) is taken without the generic validation, which costs more than
+        /// all the rest of reading a line.
+        private static func text(_ utf8: ArraySlice<UInt8>) -> String? {
+            utf8.allSatisfy({ $0 < 0x80 }) ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+        }
+
+        /// The rest of a string literal with escapes (or a control character, refused).
+        private mutating func escapedString() -> String? {
             var out: [UInt8] = []
             while index < bytes.endIndex {
                 let byte = bytes[index]
@@ -138,7 +181,12 @@ enum FlatJSONObject {
         }
 
         private mutating func skipSpace() {
-            while index < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.endIndex {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
     }
 }

@@ -15,8 +15,11 @@ struct AuditLog: ParsableCommand {
         the name of a snap), what it did, how that ended, in which collection, the label of \
         the item, and why. The log never holds a secret.
 
-        This command prints the events oldest first, one a line, in local time. It reads the \
-        files itself: cofferd need not be running and no password is asked.
+        This command prints the events as they were written (oldest first), one a line, in \
+        local time. It reads the files itself, a piece at a time however large they are: \
+        cofferd need not be running and no password is asked. Refusals of one application \
+        (an action on a collection) within a minute of its first are written as one line \
+        that says how many more came.
 
         OUTPUT
           Columns: TIME, APPLICATION, ACTION, OUTCOME, COLLECTION, LABEL (the
@@ -29,9 +32,10 @@ struct AuditLog: ParsableCommand {
           an error).
 
           With --json, an array of objects {"time", "action", "outcome",
-          "app", "collection", "item", "label", "detail"} (time in seconds
-          since 1970, UTC; app as flatpak:APP-ID, snap:NAME or exe:/PATH;
-          null where there is no value); [] when no event matches.
+          "app", "collection", "item", "label", "detail", "repeated"} (time in
+          seconds since 1970, UTC; app as flatpak:APP-ID, snap:NAME or
+          exe:/PATH; repeated: on a line that sums up refusals, how many more
+          came; null where there is no value); [] when no event matches.
 
         THE FILES
           audit.log in the store directory (--data-dir, else $COFFER_DATA_DIR,
@@ -86,48 +90,98 @@ struct AuditLog: ParsableCommand {
 
     func run() throws {
         let directory = global.storeDirectory
-        let contents = try AuditLogFile.read(directory: directory)
-        if contents.skippedLines > 0 {
-            Output.note("warning: \(contents.skippedLines) line\(contents.skippedLines == 1 ? "" : "s") of the audit log could not be read (cut short by a crash, or damaged) and \(contents.skippedLines == 1 ? "was" : "were") skipped")
-        }
         let filter = try AuditLogFilter(collection: collectionOption.name(or: nil), application: application,
                                         since: since.flatMap { LocalTime.moment($0, now: Clock.now()) }, deniedOnly: denied,
                                         aliases: (try? FileStore.inspectAliases(directory: directory)) ?? [:])
-        var events = contents.events.filter(filter.matches)
-        if let last { events = Array(events.suffix(last)) }
+        // The log may be large: it is read once, as it is printed, never whole. With --last,
+        // only the last events that match are kept until the end.
+        var table = Table(json: json)
+        var kept = last.map { LastElements<AuditEvent>(capacity: $0) }
+        let scan = try AuditLogFile.scan(directory: directory) { event in
+            guard filter.matches(event) else { return }
+            if kept == nil { table.add(event) } else { kept?.append(event) }
+        }
+        kept?.elements.forEach { table.add($0) }
+        if scan.skippedLines > 0 {
+            Output.note("warning: \(scan.skippedLines) line\(scan.skippedLines == 1 ? "" : "s") of the audit log could not be read (cut short by a crash, or damaged) and \(scan.skippedLines == 1 ? "was" : "were") skipped")
+        }
+        if !json {
+            guard scan.exists else { return Output.note("no audit log yet in \(directory): nothing has been recorded there") }
+            guard table.printed + table.pending > 0 else {
+                return Output.note(filter.isEmpty && last != 0 ? "the audit log is empty" : "no event matches")
+            }
+        }
+        table.finish()
+    }
 
-        if json {
-            Output.write(Self.json(events))
-        } else if !contents.exists {
-            Output.note("no audit log yet in \(directory): nothing has been recorded there")
-        } else if events.isEmpty {
-            Output.note(filter.isEmpty && last != 0 ? "the audit log is empty" : "no event matches")
-        } else {
-            Self.table(events).forEach(Output.line)
+    /// The events printed as they come: JSON objects at once; table rows a block at a time,
+    /// aligned to the widest cells seen so far (a block of rows is measured before it is
+    /// printed, and columns never narrow). Output is written 64 KiB at a time.
+    private struct Table {
+        let json: Bool
+        private(set) var printed = 0
+        private var rows: [[String]] = []
+        private var widths = TextTable.Widths()
+        private var out: [UInt8] = []
+        var pending: Int { rows.count }
+
+        /// How many rows are measured together.
+        static let block = 4096
+
+        init(json: Bool) {
+            self.json = json
+            widths.measure(AuditLog.header)
+        }
+
+        mutating func add(_ event: AuditEvent) {
+            guard json else {
+                rows.append(AuditLog.row(event))
+                if rows.count == Self.block { printRows() }
+                return
+            }
+            out += (printed == 0 ? "[\n  " : ",\n  ").utf8
+            out += AuditLogRecord.json(event, absentAsNull: true)
+            printed += 1
+            if out.count >= 1 << 16 { flush() }
+        }
+
+        private mutating func printRows() {
+            rows.forEach { widths.measure($0) }
+            if printed == 0 { widths.append(AuditLog.header, newline: true, to: &out) }
+            for row in rows {
+                widths.append(row, newline: true, to: &out)
+                if out.count >= 1 << 16 { flush() }
+            }
+            printed += rows.count
+            rows.removeAll(keepingCapacity: true)
+        }
+
+        private mutating func flush() {
+            Output.write(out)
+            out.removeAll(keepingCapacity: true)
+        }
+
+        /// Prints what is left (and closes the JSON array).
+        mutating func finish() {
+            if json {
+                out += (printed == 0 ? "[]\n" : "\n]\n").utf8
+            } else if !rows.isEmpty {
+                printRows()
+            }
+            flush()
         }
     }
 
-    private static func json(_ events: [AuditEvent]) -> [UInt8] {
-        var out: [UInt8] = Array("[".utf8)
-        for (index, event) in events.enumerated() {
-            out.append(contentsOf: Array((index == 0 ? "\n  " : ",\n  ").utf8))
-            out.append(contentsOf: AuditLogRecord.json(event, absentAsNull: true))
-        }
-        out.append(contentsOf: Array((events.isEmpty ? "]\n" : "\n]\n").utf8))
-        return out
-    }
+    private static let header = ["TIME", "APPLICATION", "ACTION", "OUTCOME", "COLLECTION", "LABEL", "DETAIL"]
 
-    /// Aligned columns; the detail (free text) comes last.
-    private static func table(_ events: [AuditEvent]) -> [String] {
-        let rows = [["TIME", "APPLICATION", "ACTION", "OUTCOME", "COLLECTION", "LABEL", "DETAIL"]] + events.map { event in
-            [LocalTime.format(secondsSince1970: event.time),
-             event.application.map { Encode.display($0.description) } ?? "-",
-             event.action.rawValue, event.outcome.rawValue,
-             event.collection?.rawValue ?? "-",
-             event.label.map(Encode.display) ?? event.item.map { "#\($0)" } ?? "-",
-             event.detail.map(Encode.display) ?? "-"]
-        }
-        return TextTable.lines(rows)
+    /// One event's cells; the detail (free text) comes last.
+    private static func row(_ event: AuditEvent) -> [String] {
+        [LocalTime.format(secondsSince1970: event.time),
+         event.application.map { Encode.display($0.description) } ?? "-",
+         event.action.rawValue, event.outcome.rawValue,
+         event.collection?.rawValue ?? "-",
+         event.label.map(Encode.display) ?? event.item.map { "#\($0)" } ?? "-",
+         event.detail.map(Encode.display) ?? "-"]
     }
 }
 

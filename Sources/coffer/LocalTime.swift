@@ -9,12 +9,15 @@ enum LocalTime {
     static func format(secondsSince1970 seconds: UInt64) -> String {
         var time = time_t(clamping: seconds)
         var parts = tm()
-        tzset()
+        _ = zoneRead
         guard localtime_r(&time, &parts) != nil else { return "\(seconds) seconds since 1970" }
         var buffer = [CChar](repeating: 0, count: 64)
         let length = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S", &parts)
         return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+
+    /// The time zone, read once per process (each `tzset` looks at /etc/localtime again).
+    private static let zoneRead: Void = tzset()
 }
 
 extension LocalTime {

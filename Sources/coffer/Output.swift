@@ -72,6 +72,11 @@ enum Encode {
     }
 
     static func display(_ text: String) -> String {
+        // Most text has nothing to escape: no control character, backslash, C1 control (after
+        // 0xC2) or bidirectional override (after 0xE2).
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") || $0 == 0xC2 || $0 == 0xE2 }) {
+            return text
+        }
         var out: [UInt8] = []
         // Bidirectional overrides could make displayed text lie about its order.
         var filtered = ""

@@ -168,6 +168,7 @@ struct Cofferd: ParsableCommand {
         if server.hasNoCollection { log("warning: \(SecretServer.noCollectionYet)") }
         readiness?.ready(logSocket: logSocket)
         withExtendedLifetime(lockTriggers) { connection.run() }
+        audit.flush()   // refusals counted and not yet written
         _ = systemBus?.stop()
         log("stopped")
     }

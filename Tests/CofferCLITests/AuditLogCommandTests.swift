@@ -86,7 +86,7 @@ import Testing
         #expect(first["label"] as? String == "GitHub" && first["detail"] as? String == "creator")
         #expect(objects[2]["app"] is NSNull && objects[2]["item"] is NSNull)
         #expect(objects[3]["label"] as? String == "tab\tand \"quotes\" 🔑" && objects[3]["detail"] is NSNull)
-        #expect(Set(objects.flatMap(\.keys)) == ["time", "action", "outcome", "app", "collection", "item", "label", "detail"])
+        #expect(Set(objects.flatMap(\.keys)) == ["time", "action", "outcome", "app", "collection", "item", "label", "detail", "repeated"])
     }
 
     @Test func eachFilter() throws {
@@ -149,6 +149,38 @@ import Testing
         let items = try logged(fixture, [])
         #expect(items.count > 10 && items.last == "login/29")
         #expect(items == items.sorted { Int($0.dropFirst(6))! < Int($1.dropFirst(6))! })
+    }
+
+    /// The peak memory (KiB) of `coffer --data-dir <fixture> arguments`, its output thrown away.
+    func peakMemory(_ fixture: CLIFixture, _ arguments: [String]) throws -> Int {
+        let script = "import resource, subprocess, sys\n"
+            + "status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+            + "print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        let result = try ChildProcess("/usr/bin/python3", arguments: ["-c", script, CLIFixture.executable, "--data-dir", fixture.dataDir] + arguments,
+                                      environment: fixture.environment).wait(timeout: 120)
+        let fields = result.stdout.split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(fields.first == 0, "\(arguments): \(result)")
+        return try #require(fields.last ?? nil, "\(result)")
+    }
+
+    /// A log far larger than cofferd writes (an old one, or one copied from elsewhere) is
+    /// read a piece at a time: the memory it takes does not grow with the file, and every
+    /// way of printing reaches its end.
+    @Test func aLargeLogIsReadInMemoryThatDoesNotGrowWithIt() throws {
+        let fixture = try fixtureWithEvents()
+        let small = try peakMemory(fixture, ["log", "--json"])
+        let line = AuditLogRecord.line(for: events()[1])
+        var block: [UInt8] = []
+        while block.count < 1 << 20 { block += line }
+        let handle = try #require(FileHandle(forWritingAtPath: fixture.dataDir + "/audit.log"))
+        for _ in 0..<8 { handle.write(Data(block)) }
+        handle.write(Data(AuditLogRecord.line(for: AuditEvent(time: now, action: .lock, outcome: .ok, collection: .login))))
+        try handle.close()
+        for arguments in [["log"], ["log", "--last", "3"]] {
+            let peak = try peakMemory(fixture, arguments)
+            #expect(peak < small + 4 * 1024, "coffer \(arguments) over an 8 MiB log: peak \(peak) KiB, \(small) KiB over a small one")
+        }
+        #expect(try logged(fixture, ["--last", "2"]) == ["login/1", "lock"])
     }
 
     @Test func theHelpSaysWhatWhereAndHowBig() throws {

@@ -29,6 +29,30 @@ import Testing
                    collection: CollectionID("login"), item: UInt64(n), label: label ?? "item \(n)", detail: "creator")
     }
 
+    /// A program refused in a loop writes one line, then one line with the count per
+    /// interval: older lines are not rotated out, whatever the number of refusals.
+    @Test func refusalsOfOneApplicationAreFoldedPerInterval() throws {
+        let log = log(limit: 4096)
+        let python = Application(kind: .executable, name: "/usr/bin/python3")!
+        func refused(_ second: UInt64, item: ItemID = 1) -> AuditEvent {
+            AuditEvent(time: 1_800_000_000 + second, action: .read, outcome: .denied, application: python,
+                       collection: .login, item: item, label: "target", detail: "strict policy")
+        }
+        log.record(event(0))
+        for n in 0..<50_000 { log.record(refused(UInt64(n % 60), item: UInt64(n % 7))) }   // one minute
+        log.record(refused(61))                                                             // the next
+        log.flush()
+        let events = try AuditLogFile.read(directory: directory).events
+        #expect(events.count == 4, "\(events)")
+        #expect(events.first == event(0))
+        let denied = events.filter { $0.outcome == .denied }
+        #expect(denied.map(\.repeated) == [nil, 49_999, nil], "\(denied.map(\.repeated))")
+        #expect(denied[1].label == nil && denied[1].item == nil && denied[1].application == python)
+        #expect(size(logPath + ".1") == 0, "the log was rotated")
+        // Another application's refusals, and anything allowed, are written as they come.
+        #expect(events.filter { $0.outcome == .ok }.count == 1)
+    }
+
     @Test func aLineIsTheDocumentedJSON() throws {
         let line = AuditLogRecord.line(for: AuditEvent(time: 1_795_000_000, action: .read, outcome: .ok,
                                                        application: Application(encoded: "exe:/usr/bin/secret-tool"),

@@ -230,11 +230,46 @@ import Testing
         #expect(try python.read(Self.attributes) == "s3cret")
         #expect(try python.read(["service": "forged"]) == "org.freedesktop.DBus.Error.AccessDenied")
         #expect(w.dialogs == 0)
+        // The second refusal within a minute of the first is counted, and written as it stops.
+        #expect(w.f.stopDaemon()?.exitCode == 0)
         let log = try w.auditLog()
         #expect(log.contains { $0["action"] as? String == "policy" && $0["detail"] as? String == "ask -> strict" })
         #expect(log.contains { $0["action"] as? String == "grant" && $0["app"] as? String == "exe:\(python.executable)" })
         let pythonReads = log.filter { $0["action"] as? String == "read" && $0["app"] as? String == "exe:\(python.executable)" }
         #expect(pythonReads.map { $0["outcome"] as? String } == ["denied", "ok", "denied"], "\(pythonReads)")
+        #expect(pythonReads.map { $0["repeated"] as? Int } == [nil, nil, 1], "\(pythonReads)")
+    }
+
+    /// A program refused in a loop cannot push older lines out of the audit log: its refusals
+    /// within a minute of the first are written as that line and one line with the count.
+    @Test func aProgramRefusedInALoopLeavesALineAndACount() throws {
+        let w = try World()
+        defer { w.f.shutdown() }
+        try w.coffer(["policy", "strict"])
+        try w.storeWithSecretTool()
+        let python = try PythonReader(w.f)
+        let script = """
+        import sys, dbus
+        bus = dbus.SessionBus()
+        api = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        _, session = api.OpenSession("plain", dbus.String("", variant_level=1))
+        unlocked, _ = api.SearchItems({"service": "authz"})
+        refused = 0
+        for _ in range(int(sys.argv[1])):
+            try:
+                api.GetSecrets(unlocked, session)
+            except dbus.exceptions.DBusException as error:
+                refused += error.get_dbus_name() == "org.freedesktop.DBus.Error.AccessDenied"
+        print(refused, end="")
+        """
+        let flood = try ChildProcess("/usr/bin/python3", arguments: ["-c", script, "2000"], environment: w.f.environment()).wait(timeout: 120)
+        #expect(flood.stdout == "2000", "\(flood)")
+        #expect(w.f.stopDaemon()?.exitCode == 0)
+        let log = try w.auditLog()
+        #expect(log.first?["detail"] as? String == "created by cofferd --unlock", "the oldest line is gone: \(log.prefix(3))")
+        let refusals = log.filter { $0["app"] as? String == "exe:\(python.executable)" }
+        #expect(refusals.map { "\($0["action"] ?? "-") \($0["outcome"] ?? "-") \($0["repeated"] as? Int ?? 0)" } == ["read denied 0", "read denied 1999"],
+                "\(refusals.count) lines: \(refusals.prefix(3))")
     }
 
     /// `--same-binary` ties a grant to the program file as it was: the same path with other

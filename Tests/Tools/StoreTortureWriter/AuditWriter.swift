@@ -30,7 +30,7 @@ enum AuditWriter {
         let padding = String(repeating: "\"quoted\" \\ back\tslash ✓ ", count: 4)
         func record(_ numbers: Range<Int>) {
             for n in numbers {
-                log.record(AuditEvent(action: .read, outcome: n % 3 == 0 ? .denied : .ok, application: application,
+                log.record(AuditEvent(action: .read, outcome: n % 3 == 0 ? .failed : .ok, application: application,
                                       collection: CollectionID("login"), item: UInt64(n), label: "\(prefix) \(n) \(padding)",
                                       detail: "writer \(prefix)"))
             }
