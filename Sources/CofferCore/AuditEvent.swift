@@ -1,5 +1,6 @@
 /// One entry of the audit log: who did what to which collection or item, and how it ended.
-/// Never holds a secret; labels and application names are its only free text.
+/// Never holds a secret; labels and application names are its only free text, and the log
+/// keeps labels sealed.
 public struct AuditEvent: Equatable, Sendable {
     public enum Action: String, Sendable, CaseIterable {
         /// A secret was read (or a read was refused).
@@ -37,6 +38,9 @@ public struct AuditEvent: Equatable, Sendable {
     public var item: ItemID?
     /// The item's label (or the collection's, for collection events).
     public var label: String?
+    /// The label sealed to the collection's audit key, as the log holds it (the store's
+    /// `AuditKey`): what a line read back from the log has instead of `label`.
+    public var sealedLabel: [UInt8]?
     /// Why, or how: "creator", "granted", "asked: allowed once", "strict policy", "wrong password"...
     public var detail: String?
     /// On a line that sums up refusals folded together (see `AuditLogFile`): how many more of

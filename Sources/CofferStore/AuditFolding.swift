@@ -70,6 +70,7 @@ struct AuditFolding {
             var summary = window.last
             summary.item = nil
             summary.label = nil
+            summary.sealedLabel = nil
             summary.detail = "\(window.count) more refused like the line with this application, action and collection before, "
                 + "within \(interval) s"
             summary.repeated = window.count

@@ -22,6 +22,8 @@ import SystemKit
 ///   `audit.log.lock` so that processes past the limit together rotate once. A process still
 ///   writing to a rotated file notices when it passes the limit (its file is not the one the
 ///   name gives) or within `recheckInterval`, and reopens. On disk: at most about 3 × `limit`.
+/// - **Labels sealed.** A label is written sealed to its collection's audit key (`AuditKey`),
+///   so the log tells no more than the collection file; without a key file, it is left out.
 /// - **Refusals folded.** Refusals of one application (an action on a collection) within
 ///   `foldInterval` seconds of its first are counted and written as one line with the count
 ///   (`AuditFolding`) when the interval is over (at the next event after it, on a timer, or at
@@ -68,6 +70,9 @@ public final class AuditLogFile: AuditRecorder {
         var folding: AuditFolding
         /// A timer is set to write the counted refusals.
         var flushScheduled = false
+        /// What seals labels to each collection's audit key (nil: it has none), and when its
+        /// key file was last looked at.
+        var sealers: [CollectionID: (sealer: AuditSealer?, checked: ContinuousClock.Instant)] = [:]
     }
 
     /// The log of the store in `directory` (which must exist: `FileStore` creates it). Nothing
@@ -98,7 +103,7 @@ public final class AuditLogFile: AuditRecorder {
     public func record(contentsOf events: [AuditEvent]) {
         guard !events.isEmpty else { return }
         let scheduleFlush = state.withLock { state -> Bool in
-            write(state.folding.fold(events), &state)
+            write(state.folding.fold(sealingLabels(events, &state)), &state)
             guard state.folding.hasCounted, !state.flushScheduled else { return false }
             state.flushScheduled = true
             return true
@@ -108,6 +113,35 @@ public final class AuditLogFile: AuditRecorder {
                 self?.writeCounted(before: Clock.now())
             }
         }
+    }
+
+    /// `events` with their labels sealed to their collections' audit keys; a label that cannot
+    /// be sealed (no collection, no key file yet) is left out.
+    private func sealingLabels(_ events: [AuditEvent], _ state: inout State) -> [AuditEvent] {
+        events.map { event in
+            guard let label = event.label else { return event }
+            var sealed = event
+            sealed.label = nil
+            if let collection = event.collection, let sealer = sealer(for: collection, &state) {
+                sealed.sealedLabel = sealer.seal(label, collection: collection, item: event.item, time: event.time)
+            }
+            return sealed
+        }
+    }
+
+    /// The sealer for `collection`'s audit key, its key file looked at again when it was last
+    /// more than `recheckInterval` ago (a collection deleted and made again has a new key), or
+    /// when it had none (it may have been written since).
+    private func sealer(for collection: CollectionID, _ state: inout State) -> AuditSealer? {
+        let now = ContinuousClock.now
+        if let known = state.sealers[collection], known.sealer != nil, now - known.checked < recheckInterval { return known.sealer }
+        let publicKey = AuditKey.readPublicKey(directory, collection)
+        var sealer = state.sealers[collection]?.sealer
+        if sealer?.publicKey != publicKey {
+            sealer = publicKey.flatMap { try? AuditSealer(publicKey: $0) }
+        }
+        state.sealers[collection] = (sealer, now)
+        return sealer
     }
 
     /// Writes the refusals counted and not yet written (cofferd calls it as it stops).

@@ -3,10 +3,12 @@ import SystemKit
 
 /// One line of the audit log: an `AuditEvent` as a JSON object (JSON Lines), and back.
 ///
-///     {"time":1795000000,"action":"read","outcome":"ok","app":"exe:/usr/bin/secret-tool","collection":"login","item":3,"label":"GitHub","detail":"creator"}
+///     {"time":1795000000,"action":"read","outcome":"ok","app":"exe:/usr/bin/secret-tool","collection":"login","item":3,"sealed":"9f3c…","detail":"creator"}
 ///
 /// `time` is in seconds since 1970 (UTC); `app` is `Application.encoded`; `action` and
-/// `outcome` are the raw values of `AuditEvent.Action` and `.Outcome`. Strings are escaped as
+/// `outcome` are the raw values of `AuditEvent.Action` and `.Outcome`; `sealed` is the sealed
+/// label in hex (`label`, the label in clear, is only in lines older versions wrote and in
+/// what `coffer log --json` prints). Strings are escaped as
 /// JSON requires (quote, backslash, every control character), everything else is written as
 /// UTF-8, so any label round-trips and no label can end a line early.
 public enum AuditLogRecord {
@@ -53,7 +55,7 @@ public enum AuditLogRecord {
 
     /// Enough room for a line of `event` unless its strings need escapes.
     private static func expectedLength(of event: AuditEvent) -> Int {
-        160 + (event.label?.utf8.count ?? 0) + (event.application?.name.utf8.count ?? 0) + (event.detail?.utf8.count ?? 0)
+        160 + (event.label?.utf8.count ?? 0) + 2 * (event.sealedLabel?.count ?? 0) + (event.application?.name.utf8.count ?? 0) + (event.detail?.utf8.count ?? 0)
     }
 
     private static func append(_ event: AuditEvent, absentAsNull: Bool, to out: inout [UInt8]) {
@@ -89,6 +91,13 @@ public enum AuditLogRecord {
             raw(#","item":null"#, &out)
         }
         field("label", event.label, absentAsNull, &out)
+        if let sealed = event.sealedLabel {
+            raw(#","sealed":""#, &out)
+            raw(Hex.encode(sealed), &out)
+            out.append(UInt8(ascii: "\""))
+        } else if absentAsNull {
+            raw(#","sealed":null"#, &out)
+        }
         field("detail", event.detail, absentAsNull, &out)
         if let repeated = event.repeated {
             raw(#","repeated":"#, &out)
@@ -148,6 +157,13 @@ public enum AuditLogRecord {
             guard let label = AuditLogRecord.optionalString(fields["label"]), let detail = AuditLogRecord.optionalString(fields["detail"]) else { return nil }
             event.label = label
             event.detail = detail
+            switch fields["sealed"] {
+            case nil, .null: break
+            case .string(let digits)?:
+                guard let sealed = Hex.decode(digits) else { return nil }
+                event.sealedLabel = sealed
+            default: return nil
+            }
             switch fields["repeated"] {
             case nil, .null: break
             case .number(let count)?: event.repeated = count

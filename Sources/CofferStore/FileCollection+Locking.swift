@@ -50,6 +50,7 @@ extension FileCollection {
             try s.log.verify(with: key, items: false)
             s.dataKey = key
         }
+        keepAuditKey(key, uuid: header.uuid)
         return position
     }
 

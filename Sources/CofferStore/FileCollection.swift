@@ -120,6 +120,7 @@ public final class FileCollection: CollectionBackend, @unchecked Sendable {
         let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn,
                                             beforeFlush: beforeFlush)
         collection.state.withLock { $0.dataKey = dataKey }
+        collection.keepAuditKey(dataKey, uuid: header.uuid)
         return collection
     }
 

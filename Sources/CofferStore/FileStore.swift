@@ -149,6 +149,8 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
             throw .collectionNotFound(id.rawValue)
         }
         try PosixFile.remove(Self.storePath(directory, id))
+        // Its audit key goes too (what it sealed cannot be opened without the collection).
+        try? PosixFile.remove(AuditKey.path(directory, id))
         // Wrong passwords given for it go with it: a new collection of that id starts clean.
         UnlockThrottle(directory: directory, collection: id).reset()
         try PosixFile.syncDirectory(directory)

@@ -13,7 +13,12 @@ struct AuditLog: ParsableCommand {
         and every access a program is given or refused. Each event says when it happened, \
         which program asked (the path of its executable, or the app id of a Flatpak app or \
         the name of a snap), what it did, how that ended, in which collection, the label of \
-        the item, and why. The log never holds a secret.
+        the item, and why. The log never holds a secret, and it keeps labels sealed: each is \
+        encrypted to a key of its collection, so that whoever copies the store directory \
+        learns no more from the log than from the collection's file. They show as (sealed) \
+        unless --unseal is given, which asks the password of each collection whose labels \
+        the events shown hold (one line of stdin each, in the order of their ids, with \
+        --password-stdin).
 
         This command prints the events as they were written (oldest first), one a line, in \
         local time. It reads the files itself, a piece at a time however large they are: \
@@ -23,8 +28,8 @@ struct AuditLog: ParsableCommand {
 
         OUTPUT
           Columns: TIME, APPLICATION, ACTION, OUTCOME, COLLECTION, LABEL (the
-          item's, or the collection's for an event on a whole collection; #ID
-          when there is none) and DETAIL (why or how: "creator", "strict
+          item's, or the collection's for an event on a whole collection;
+          (sealed) until --unseal; #ID when there is none) and DETAIL (why or how: "creator", "strict
           policy", "wrong password" ...); "-" where an event has no value.
           ACTION is one of read, write, delete, unlock, lock, grant, revoke,
           policy, portal. OUTCOME is ok (done or allowed), denied (refused by a
@@ -32,10 +37,12 @@ struct AuditLog: ParsableCommand {
           an error).
 
           With --json, an array of objects {"time", "action", "outcome",
-          "app", "collection", "item", "label", "detail", "repeated"} (time in
-          seconds since 1970, UTC; app as flatpak:APP-ID, snap:NAME or
-          exe:/PATH; repeated: on a line that sums up refusals, how many more
-          came; null where there is no value); [] when no event matches.
+          "app", "collection", "item", "label", "sealed", "detail",
+          "repeated"} (time in seconds since 1970, UTC; app as flatpak:APP-ID,
+          snap:NAME or exe:/PATH; label: the label, when it is open; sealed:
+          the sealed label in hex, when it is not; repeated: on a line that
+          sums up refusals, how many more came; null where there is no value);
+          [] when no event matches.
 
         THE FILES
           audit.log in the store directory (--data-dir, else $COFFER_DATA_DIR,
@@ -81,6 +88,11 @@ struct AuditLog: ParsableCommand {
     @Flag(help: "Print the events as a JSON array.")
     var json = false
 
+    @Flag(help: "Show the labels: asks the password of each collection whose labels the events shown keep sealed.")
+    var unseal = false
+
+    @OptionGroup var passwords: PasswordOptions
+
     func validate() throws {
         if let last, last < 0 { throw ValidationError("--last wants a number of events (0 or more)") }
         if let since, LocalTime.moment(since, now: Clock.now()) == nil {
@@ -95,13 +107,15 @@ struct AuditLog: ParsableCommand {
                                         aliases: (try? FileStore.inspectAliases(directory: directory)) ?? [:])
         // The log may be large: it is read once, as it is printed, never whole. With --last,
         // only the last events that match are kept until the end.
+        var labels = unseal ? try AuditLabels(unsealing: try sealedCollections(directory, filter), global: global, passwords: passwords)
+            : AuditLabels()
         var table = Table(json: json)
         var kept = last.map { LastElements<AuditEvent>(capacity: $0) }
         let scan = try AuditLogFile.scan(directory: directory) { event in
             guard filter.matches(event) else { return }
-            if kept == nil { table.add(event) } else { kept?.append(event) }
+            if kept == nil { table.add(labels.open(event)) } else { kept?.append(event) }
         }
-        kept?.elements.forEach { table.add($0) }
+        kept?.elements.forEach { table.add(labels.open($0)) }
         if scan.skippedLines > 0 {
             Output.note("warning: \(scan.skippedLines) line\(scan.skippedLines == 1 ? "" : "s") of the audit log could not be read (cut short by a crash, or damaged) and \(scan.skippedLines == 1 ? "was" : "were") skipped")
         }
@@ -112,6 +126,21 @@ struct AuditLog: ParsableCommand {
             }
         }
         table.finish()
+        if !labels.stillSealed.isEmpty && !unseal {
+            let names = labels.stillSealed.map { "'\($0)'" }.sorted().joined(separator: ", ")
+            Output.note("the labels of \(names) are sealed in the log; to see them, give the password\(labels.stillSealed.count == 1 ? "" : "s"): coffer log --unseal")
+        }
+    }
+
+    /// The collections whose labels the events that match keep sealed (a first pass, for
+    /// --unseal to ask only the passwords it needs).
+    private func sealedCollections(_ directory: String, _ filter: AuditLogFilter) throws -> [CollectionID] {
+        var found: Set<CollectionID> = []
+        _ = try AuditLogFile.scan(directory: directory) { event in
+            guard event.sealedLabel != nil, let collection = event.collection, filter.matches(event) else { return }
+            found.insert(collection)
+        }
+        return found.sorted { $0.rawValue < $1.rawValue }
     }
 
     /// The events printed as they come: JSON objects at once; table rows a block at a time,
@@ -180,7 +209,7 @@ struct AuditLog: ParsableCommand {
          event.application.map { Encode.display($0.description) } ?? "-",
          event.action.rawValue, event.outcome.rawValue,
          event.collection?.rawValue ?? "-",
-         event.label.map(Encode.display) ?? event.item.map { "#\($0)" } ?? "-",
+         event.label.map(Encode.display) ?? (event.sealedLabel == nil ? nil : "(sealed)") ?? event.item.map { "#\($0)" } ?? "-",
          event.detail.map(Encode.display) ?? "-"]
     }
 }

@@ -24,9 +24,12 @@ import Testing
          AuditEvent(time: now, action: .read, outcome: .denied, application: secretTool, collection: CollectionID("other"), item: 2)]
     }
 
+    /// The five events in a store with the collections login and work (whose audit keys the
+    /// labels are sealed to; "other" has none, and its event no label).
     func fixtureWithEvents() throws -> CLIFixture {
         let fixture = try CLIFixture()
-        try FileManager.default.createDirectory(atPath: fixture.dataDir, withIntermediateDirectories: true)
+        try fixture.createCollection("login")
+        try fixture.createCollection("work")
         let log = AuditLogFile(directory: fixture.dataDir) { Issue.record("warning: \($0)") }
         events().forEach(log.record)
         try "default=work\n".write(toFile: fixture.dataDir + "/aliases", atomically: true, encoding: .utf8)
@@ -58,26 +61,74 @@ import Testing
         #expect(json.status == 0 && json.stdout == "[]\n")
     }
 
-    @Test func printsOneLineAnEventOldestFirstInLocalTime() throws {
+    @Test func printsOneLineAnEventOldestFirstInLocalTimeWithLabelsSealed() throws {
         let fixture = try fixtureWithEvents()
         let result = try fixture.run(["log"])
-        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
-        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr == "coffer: the labels of 'login', 'work' are sealed in the log; to see them, give the passwords: coffer log --unseal\n")
         let t = time
-        #expect(lines == [
-            "TIME                 APPLICATION                 ACTION  OUTCOME  COLLECTION  LABEL                DETAIL",
-            "\(t(now - 3 * 86400))  /usr/bin/secret-tool        write   ok       login       GitHub               creator",
-            "\(t(now - 3600))  org.example.Mail (Flatpak)  read    denied   login       GitHub               strict policy",
-            "\(t(now - 3600))  -                           unlock  failed   work        Work                 wrong password",
-            "\(t(now))  /usr/bin/secret-tool        read    ok       work        tab\\tand \"quotes\" 🔑  -",
-            "\(t(now))  /usr/bin/secret-tool        read    denied   other       #2                   -",
+        #expect(result.stdout.split(separator: "\n").map(String.init) == [
+            "TIME                 APPLICATION                 ACTION  OUTCOME  COLLECTION  LABEL     DETAIL",
+            "\(t(now - 3 * 86400))  /usr/bin/secret-tool        write   ok       login       (sealed)  creator",
+            "\(t(now - 3600))  org.example.Mail (Flatpak)  read    denied   login       (sealed)  strict policy",
+            "\(t(now - 3600))  -                           unlock  failed   work        (sealed)  wrong password",
+            "\(t(now))  /usr/bin/secret-tool        read    ok       work        (sealed)  -",
+            "\(t(now))  /usr/bin/secret-tool        read    denied   other       #2        -",
         ], "\(result.stdout)")
+    }
+
+    /// --unseal asks each collection's password (one line each with --password-stdin, in the
+    /// order of their ids); coffer records its unlocks, which it then prints too.
+    @Test func unsealShowsTheLabelsOfTheCollectionsWhosePasswordsAreGiven() throws {
+        let fixture = try fixtureWithEvents()
+        let password = CLIFixture.password
+        let result = try fixture.run(["log", "--unseal", "--password-stdin"], stdin: "\(password)\n\(password)\n")
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let t = time
+        // The columns are as wide as coffer's own path, in the lines of its unlocks.
+        let lines = result.stdout.split(separator: "\n").map { $0.replacing(#/ {2,}/#, with: "|") }
+        #expect(Array(lines.prefix(6)) == [
+            "TIME|APPLICATION|ACTION|OUTCOME|COLLECTION|LABEL|DETAIL",
+            "\(t(now - 3 * 86400))|/usr/bin/secret-tool|write|ok|login|GitHub|creator",
+            "\(t(now - 3600))|org.example.Mail (Flatpak)|read|denied|login|GitHub|strict policy",
+            "\(t(now - 3600))|-|unlock|failed|work|Work|wrong password",
+            "\(t(now))|/usr/bin/secret-tool|read|ok|work|tab\\tand \"quotes\" 🔑|-",
+            "\(t(now))|/usr/bin/secret-tool|read|denied|other|#2|-",
+        ], "\(result.stdout)")
+        #expect(lines.dropFirst(6).map { $0.contains("|unlock|ok|") && $0.hasSuffix("|password given to coffer") } == [true, true],
+                "\(result.stdout)")
+
+        // A wrong password leaves that collection's labels sealed, and says so.
+        let wrong = try fixture.run(["log", "--unseal", "--password-stdin", "--collection", "work"], stdin: "nope\n")
+        #expect(wrong.status == 0, "\(wrong)")
+        #expect(wrong.stderr.contains("labels of 'work' stay sealed: wrong password"), "\(wrong.stderr)")
+        #expect(wrong.stdout.contains("(sealed)") && !wrong.stdout.contains("Work "), "\(wrong.stdout)")
+    }
+
+    /// A label moved onto another line, or changed, does not open: it shows as damaged.
+    @Test func aSealedLabelMovedToAnotherLineDoesNotOpen() throws {
+        let fixture = try fixtureWithEvents()
+        let path = fixture.dataDir + "/audit.log"
+        var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        // The first line's sealed label, on the second line (same collection, another time).
+        let sealed = try #require(lines[0].firstRange(of: #/"sealed":"[0-9a-f]+"/#).map { String(lines[0][$0]) })
+        lines[1] = lines[1].replacing(#/"sealed":"[0-9a-f]+"/#, with: sealed)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        let result = try fixture.run(["log", "--json", "--unseal", "--password-stdin", "--collection", "login"],
+                                     stdin: "\(CLIFixture.password)\n")
+        let labels = try CLIFixture.jsonArray(result).prefix(2).map { $0["label"] as? String }
+        #expect(labels == ["GitHub", "(damaged)"], "\(result)")
     }
 
     @Test func jsonHasEveryFieldAndNullForNone() throws {
         let fixture = try fixtureWithEvents()
-        let objects = try CLIFixture.jsonArray(try fixture.run(["log", "--json"]))
-        #expect(objects.count == 5)
+        let sealed = try CLIFixture.jsonArray(try fixture.run(["log", "--json"]))
+        #expect(sealed.map { $0["label"] is NSNull } == [true, true, true, true, true])
+        #expect(sealed.map { ($0["sealed"] as? String)?.count ?? 0 > 2 * 60 } == [true, true, true, true, false], "\(sealed)")
+        let objects = try CLIFixture.jsonArray(try fixture.run(["log", "--json", "--unseal", "--password-stdin"],
+                                                              stdin: "\(CLIFixture.password)\n\(CLIFixture.password)\n"))
+        #expect(objects.count == 7)
+        #expect(objects.allSatisfy { $0["sealed"] is NSNull })
         let first = objects[0]
         #expect(first["time"] as? Int == Int(now - 3 * 86400))
         #expect(first["app"] as? String == "exe:/usr/bin/secret-tool")
@@ -86,7 +137,7 @@ import Testing
         #expect(first["label"] as? String == "GitHub" && first["detail"] as? String == "creator")
         #expect(objects[2]["app"] is NSNull && objects[2]["item"] is NSNull)
         #expect(objects[3]["label"] as? String == "tab\tand \"quotes\" 🔑" && objects[3]["detail"] is NSNull)
-        #expect(Set(objects.flatMap(\.keys)) == ["time", "action", "outcome", "app", "collection", "item", "label", "detail", "repeated"])
+        #expect(Set(objects.flatMap(\.keys)) == ["time", "action", "outcome", "app", "collection", "item", "label", "sealed", "detail", "repeated"])
     }
 
     @Test func eachFilter() throws {
@@ -135,7 +186,7 @@ import Testing
         let result = try fixture.run(["log", "--json"])
         #expect(result.status == 0)
         #expect(try CLIFixture.jsonArray(result).count == 5)
-        #expect(result.stderr == "coffer: warning: 2 lines of the audit log could not be read (cut short by a crash, or damaged) and were skipped\n")
+        #expect(result.stderr.hasPrefix("coffer: warning: 2 lines of the audit log could not be read (cut short by a crash, or damaged) and were skipped\n"))
     }
 
     @Test func rotatedFilesAreReadToo() throws {

@@ -10,8 +10,11 @@ import Testing
     var directory: String { fixture.directory }
     var logPath: String { directory + "/audit.log" }
 
+    let keys: TestAuditKeys
+
     init() throws {
         try FileManager.default.createDirectory(atPath: fixture.directory, withIntermediateDirectories: true)
+        keys = try TestAuditKeys(directory: fixture.directory, collections: [.login, CollectionID("Work_2")!])
     }
 
     func log(limit: Int = AuditLogFile.defaultLimit, recheck: Duration = .seconds(1)) -> AuditLogFile {
@@ -42,7 +45,7 @@ import Testing
         for n in 0..<50_000 { log.record(refused(UInt64(n % 60), item: UInt64(n % 7))) }   // one minute
         log.record(refused(61))                                                             // the next
         log.flush()
-        let events = try AuditLogFile.read(directory: directory).events
+        let events = try keys.read(directory).events
         #expect(events.count == 4, "\(events)")
         #expect(events.first == event(0))
         let denied = events.filter { $0.outcome == .denied }
@@ -51,6 +54,27 @@ import Testing
         #expect(size(logPath + ".1") == 0, "the log was rotated")
         // Another application's refusals, and anything allowed, are written as they come.
         #expect(events.filter { $0.outcome == .ok }.count == 1)
+    }
+
+    /// A label is written sealed to its collection's audit key: not in the file, opened only
+    /// with that collection's private key; without a key it is left out.
+    @Test func labelsAreSealedToTheirCollectionsKey() throws {
+        let log = log()
+        let label = "GitHub token for alice@example.org"
+        log.record(AuditEvent(time: 1_800_000_000, action: .write, outcome: .ok, collection: .login, item: 1, label: label))
+        log.record(AuditEvent(time: 1_800_000_001, action: .write, outcome: .ok, collection: CollectionID("nokey"), item: 1,
+                              label: label))
+        let bytes = try #require(FileManager.default.contents(atPath: logPath))
+        #expect(bytes.range(of: Data("alice".utf8)) == nil, "\(String(decoding: bytes, as: UTF8.self))")
+        let opened = try keys.read(directory).events
+        #expect(opened.map(\.label) == [label, nil])
+        #expect(opened[1].sealedLabel == nil)
+        // Another collection's key (the same id elsewhere) opens nothing.
+        let elsewhere = try StoreFixture()
+        try FileManager.default.createDirectory(atPath: elsewhere.directory, withIntermediateDirectories: true)
+        let otherKeys = try TestAuditKeys(directory: elsewhere.directory, collections: [.login])
+        try FileManager.default.copyItem(atPath: logPath, toPath: elsewhere.directory + "/audit.log")
+        #expect(try otherKeys.read(elsewhere.directory).events.map(\.label) == [nil, nil])
     }
 
     @Test func aLineIsTheDocumentedJSON() throws {
@@ -101,7 +125,7 @@ import Testing
 
         let text = try String(contentsOfFile: logPath, encoding: .utf8)
         #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count == events.count + 1)
-        let read = try AuditLogFile.read(directory: directory)
+        let read = try keys.read(directory)
         #expect(read.exists && read.skippedLines == 0)
         #expect(read.events == events.sorted { $0.time < $1.time })
         #expect(fixture.warnings.all.isEmpty)
@@ -117,13 +141,16 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: logPath)
         log().record(event(2))
         #expect(try FileManager.default.attributesOfItem(atPath: logPath)[.posixPermissions] as? Int == 0o600)
-        #expect(try AuditLogFile.read(directory: directory).events.count == 2)
+        #expect(try keys.read(directory).events.count == 2)
     }
 
     @Test func rotationBoundsTheSizeAndKeepsTheNewest() throws {
         let limit = 4096
         let audit = log(limit: limit)
-        let lineSize = AuditLogRecord.line(for: event(9999)).count
+        var sealed = event(9999)
+        sealed.sealedLabel = [UInt8](repeating: 0, count: 32 + 12 + 16 + (sealed.label ?? "").utf8.count)
+        sealed.label = nil
+        let lineSize = AuditLogRecord.line(for: sealed).count
         for n in 0..<2000 { audit.record(event(n)) }
 
         let paths = [logPath, logPath + ".1", logPath + ".2"]
@@ -132,7 +159,7 @@ import Testing
         for path in paths { #expect(size(path) < limit + lineSize, "\(path) is \(size(path)) bytes") }
         #expect(paths.map(size).reduce(0, +) <= 3 * limit)
 
-        let read = try AuditLogFile.read(directory: directory)
+        let read = try keys.read(directory)
         #expect(read.skippedLines == 0)
         let numbers = read.events.compactMap(\.item)
         // The newest events, without a gap, up to the last one recorded.
@@ -158,9 +185,10 @@ import Testing
         second.record(event(n, label: "second, into the rotated file"))
         #expect(!FileManager.default.fileExists(atPath: logPath + ".2"), "the second writer rotated again")
         second.record(event(n + 1, label: "second, after"))
-        let current = try String(contentsOfFile: logPath, encoding: .utf8)
-        #expect(current.contains("second, after") && !current.contains("second, into"))
-        let labels = try AuditLogFile.read(directory: directory).events.compactMap(\.label)
+        let current = try #require(FileManager.default.contents(atPath: logPath))
+        let currentItems = current.split(separator: 0x0A).compactMap { AuditLogRecord.event(fromLine: Array($0)[...])?.item }
+        #expect(currentItems == [UInt64(n + 1)])
+        let labels = try keys.read(directory).events.compactMap(\.label)
         #expect(labels.contains("second, before") && labels.contains("second, into the rotated file") && labels.contains("second, after"))
     }
 
@@ -169,7 +197,7 @@ import Testing
         audit.record(event(1))
         try FileManager.default.removeItem(atPath: logPath)
         audit.record(event(2))
-        #expect(try AuditLogFile.read(directory: directory).events.map(\.item) == [2])
+        #expect(try keys.read(directory).events.map(\.item) == [2])
     }
 
     @Test func tornAndDamagedLinesAreSkippedAndCounted() throws {
@@ -180,13 +208,13 @@ import Testing
         handle.write(Data("not a record\n\n   \n{\"time\":1,\"action\":\"launch\",\"outcome\":\"ok\"}\n".utf8))
         handle.write(Data(#"{"time":1800000009,"action":"read","outcome":"ok","label":"cut sh"#.utf8))
         try handle.close()
-        var read = try AuditLogFile.read(directory: directory)
+        var read = try keys.read(directory)
         #expect(read.events.map(\.item) == [0, 1, 2])
         #expect(read.skippedLines == 3)
 
         // The next process to record ends the torn line first, so its own line is whole.
         log().record(event(3))
-        read = try AuditLogFile.read(directory: directory)
+        read = try keys.read(directory)
         #expect(read.events.map(\.item) == [0, 1, 2, 3])
         #expect(read.skippedLines == 3)
     }
@@ -202,7 +230,7 @@ import Testing
         #expect(size(target) == 0)
         #expect(fixture.warnings.all.count == 1)
         #expect(fixture.warnings.all.first?.contains("symbolic link") == true, "\(fixture.warnings.all)")
-        #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
+        #expect(throws: CofferError.self) { try keys.read(directory) }
     }
 
     /// Something other than a file at the name (here a FIFO, which could block a writer or a
@@ -212,7 +240,7 @@ import Testing
         log().record(event(1))
         #expect(fixture.warnings.all.count == 1)
         #expect(fixture.warnings.all.first?.contains("not a regular file") == true, "\(fixture.warnings.all)")
-        #expect(throws: CofferError.self) { try AuditLogFile.read(directory: directory) }
+        #expect(throws: CofferError.self) { try keys.read(directory) }
     }
 
     /// A failure is reported once, recording goes on when the cause goes away, and a new failure
@@ -227,14 +255,14 @@ import Testing
 
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         audit.record(event(4))
-        #expect(try AuditLogFile.read(directory: directory).events.map(\.item) == [4])
+        #expect(try keys.read(directory).events.map(\.item) == [4])
         try FileManager.default.removeItem(atPath: directory)
         audit.record(event(5))
         #expect(fixture.warnings.all.count == 2)
     }
 
     @Test func noLogYet() throws {
-        let read = try AuditLogFile.read(directory: directory)
+        let read = try keys.read(directory)
         #expect(!read.exists && read.events.isEmpty && read.skippedLines == 0)
         #expect(!FileManager.default.fileExists(atPath: logPath), "reading created the log")
     }

@@ -10,8 +10,11 @@ import Testing
     let fixture = try! StoreFixture()
     var logPath: String { fixture.directory + "/audit.log" }
 
+    let keys: TestAuditKeys
+
     init() throws {
         try FileManager.default.createDirectory(atPath: fixture.directory, withIntermediateDirectories: true)
+        keys = try TestAuditKeys(directory: fixture.directory, collections: [.login, CollectionID("Work_2")!])
     }
 
     /// Starts a writer recording `count` events; it waits for `go` to exist ("-": starts at once).
@@ -47,20 +50,20 @@ import Testing
         finish(try startWriter("u", count: 10, umask: umask))
         let attributes = try FileManager.default.attributesOfItem(atPath: logPath)
         #expect(attributes[.posixPermissions] as? Int == 0o600)
-        #expect(try AuditLogFile.read(directory: fixture.directory).events.count == 10)
+        #expect(try keys.read(fixture.directory).events.count == 10)
     }
 
     /// A full disk (here: a file size limit) cuts one line short and fails the rest with one
     /// warning; once there is room again, recording goes on with whole lines.
     @Test func aFullDiskWarnsOnceAndRecordingGoesOnAfterwards() throws {
         let writer = try ChildProcess(StoreProcessTests.writerPath,
-                                      arguments: ["--audit", fixture.directory, "f", "100", String(AuditLogFile.defaultLimit), "022", "-", "5000"])
+                                      arguments: ["--audit", fixture.directory, "f", "100", String(AuditLogFile.defaultLimit), "022", "-", "12000"])
         let result = writer.wait(timeout: 120)
         #expect(result.succeeded && result.stdout == "ready\ndone\n", "\(result)")
         let warnings = result.stderr.split(separator: "\n")
         #expect(warnings.count == 1 && warnings[0].contains("cannot be written") && warnings[0].contains("audit.log"), "\(result.stderr)")
 
-        let read = try AuditLogFile.read(directory: fixture.directory)
+        let read = try keys.read(fixture.directory)
         #expect(read.skippedLines == 1)
         let numbers = read.events.compactMap(\.item)
         let fitted = numbers.prefix { $0 < 100 }
@@ -69,11 +72,11 @@ import Testing
     }
 
     @Test func twoProcessesAppendingAtOnceNeverMixTheirLines() throws {
-        // 4,000 lines of some 270 bytes: below this limit, so all in one file.
+        // 4,000 lines of some 560 bytes (the labels sealed, in hex): below this limit, so all in one file.
         try runTwoWriters(count: 2000, limit: 8 << 20)
         let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 4001 && lines.last == "")
-        let read = try AuditLogFile.read(directory: fixture.directory)
+        let read = try keys.read(fixture.directory)
         #expect(read.skippedLines == 0)
         #expect(read.events.count == 4000)
         let byWriter = items(read.events)
@@ -90,10 +93,10 @@ import Testing
         let paths = [logPath, logPath + ".1", logPath + ".2"]
         #expect(!FileManager.default.fileExists(atPath: logPath + ".3"))
         let sizes = paths.map { ((try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int) ?? 0 }
-        let lineSize = 300
+        let lineSize = 600   // sealed labels in hex
         #expect(sizes.reduce(0, +) <= 3 * limit + 8 * lineSize, "\(sizes)")
 
-        let read = try AuditLogFile.read(directory: fixture.directory)
+        let read = try keys.read(fixture.directory)
         #expect(read.skippedLines == 0)
         #expect(read.events.count >= 2 * limit / lineSize)
         let byWriter = items(read.events)

@@ -43,7 +43,7 @@ import Testing
         @discardableResult
         func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult { try f.coffer(arguments, password: password) }
 
-        func auditLog() throws -> [[String: Any]] { try f.auditLog() }
+        func auditLog(unsealing: Bool = false) throws -> [[String: Any]] { try f.auditLog(unsealing: unsealing) }
 
         /// How many consent dialogs pinentry was asked to show.
         var dialogs: Int { f.pinentryLogText.split(separator: "\n").count { $0 == "CONFIRM" } }
@@ -77,7 +77,7 @@ import Testing
         #expect(w.dialogs == 2)
 
         // The audit log has each read: who, which item, how it ended, and why.
-        let reads = try w.auditLog().filter { $0["action"] as? String == "read" }
+        let reads = try w.auditLog(unsealing: true).filter { $0["action"] as? String == "read" }
         let summary = reads.map { "\($0["app"] as? String ?? "-") \($0["outcome"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
         #expect(summary == [
             "exe:/usr/bin/secret-tool ok creator",
@@ -100,7 +100,7 @@ import Testing
             try w.f.store(label: "Leaver", attributes, secret: Array("second".utf8))
             #expect(try w.f.secretTool(["clear"] + DaemonFixture.flatten(attributes)).exitCode == 0)
         }
-        let changes = try w.auditLog().filter { ["write", "delete"].contains($0["action"] as? String) }
+        let changes = try w.auditLog(unsealing: true).filter { ["write", "delete"].contains($0["action"] as? String) }
         let summary = changes.map { "\($0["action"] as? String ?? "-") \($0["app"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
         let round = ["write exe:/usr/bin/secret-tool created", "write exe:/usr/bin/secret-tool replaced", "delete exe:/usr/bin/secret-tool -"]
         #expect(summary == Array(repeating: round, count: 6).flatMap { $0 }, "\(summary)")
@@ -121,7 +121,7 @@ import Testing
             try c.library.setSecret(of: item, to: SecureBytes(Array("\(round)".utf8)), session: session)
             #expect(try c.secretBytes(of: item, session: session) == Array("\(round)".utf8))
         }
-        let events = try w.auditLog().filter { $0["label"] as? String == "Order" }
+        let events = try w.auditLog(unsealing: true).filter { $0["label"] as? String == "Order" }
         let summary = events.map { "\($0["action"] as? String ?? "-") \($0["detail"] as? String ?? "-")" }
         #expect(summary == ["write created"] + Array(repeating: ["write secret changed", "read creator"], count: rounds).flatMap { $0 },
                 "\(summary)")

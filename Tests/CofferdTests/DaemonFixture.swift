@@ -231,9 +231,10 @@ final class DaemonFixture: @unchecked Sendable {
         return result
     }
 
-    /// `coffer log --json`, parsed: the audit events.
-    func auditLog() throws -> [[String: Any]] {
-        let result = try coffer(["log", "--json"], password: false)
+    /// `coffer log --json`, parsed: the audit events. With `unsealing`, their labels too (the
+    /// login password is given for them; coffer records that unlock).
+    func auditLog(unsealing: Bool = false) throws -> [[String: Any]] {
+        let result = try coffer(["log", "--json"] + (unsealing ? ["--unseal"] : []), password: unsealing)
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String: Any]])
     }
 

@@ -233,7 +233,7 @@ import Testing
             let stopped = try #require(w.f.stopDaemon(grace: 10))
             #expect(stopped.exitCode == 0 && !stopped.timedOut, "round \(round): \(stopped)")
 
-            let logged = Set(try w.auditLog().compactMap { $0["action"] as? String == "write" ? $0["label"] as? String : nil })
+            let logged = Set(try w.auditLog(unsealing: true).compactMap { $0["action"] as? String == "write" ? $0["label"] as? String : nil })
             let missing = acknowledged.withLock { $0 }.filter { !logged.contains($0) }
             #expect(missing.isEmpty, "round \(round): acknowledged, but not in the audit log: \(missing)")
         }
