@@ -83,21 +83,23 @@ package enum AuditKey {
 
     /// The key a sealed label is encrypted with, from the shared secret of the writer's
     /// ephemeral key and the collection's key.
-    static func labelKey(shared: SecureBytes, ephemeralPublic: [UInt8], publicKey: [UInt8]) throws -> AESGCMKey {
-        try AESGCMKey(try HKDF.sha256(inputKeyMaterial: shared, salt: ephemeralPublic + publicKey,
-                                      info: Array("coffer audit label key v1".utf8), outputLength: AESGCM.keyLength))
+    static func labelKey(shared: SecureBytes, ephemeralPublic: [UInt8], publicKey: [UInt8]) throws -> SecureBytes {
+        try HKDF.sha256(inputKeyMaterial: shared, salt: ephemeralPublic + publicKey,
+                        info: Array("coffer audit label key v1".utf8), outputLength: AESGCM.keyLength)
     }
 }
 
 /// Seals labels to one collection's public key. A sealer makes one ephemeral key pair and
-/// derives one AES-GCM key from it, so sealing a label costs one AES-GCM encryption.
+/// derives one AES-GCM key from it, so sealing a label costs one AES-GCM encryption. It keeps
+/// the 32 key bytes, not a cipher handle, so that a sealer per collection takes next to none
+/// of the secure memory the daemon's clients need.
 ///
 /// A sealed label: the ephemeral public key (32), a nonce (12), then the label encrypted with
 /// its tag (16), under `AuditKey.labelKey`, with `AuditKey.associatedData` of its line.
 public final class AuditSealer: Sendable {
     let publicKey: [UInt8]
     private let ephemeralPublic: [UInt8]
-    private let key: AESGCMKey
+    private let key: SecureBytes
 
     init(publicKey: [UInt8]) throws {
         self.publicKey = publicKey
@@ -113,7 +115,7 @@ public final class AuditSealer: Sendable {
     func seal(_ label: String, collection: CollectionID, item: ItemID?, time: UInt64) -> [UInt8]? {
         let nonce = Random.nonce(AESGCM.nonceLength)
         let aad = AuditKey.associatedData(collection: collection, item: item, time: time)
-        guard let sealed = try? key.seal(Array(label.utf8), nonce: nonce, aad: aad) else { return nil }
+        guard let sealed = try? AESGCM.seal(Array(label.utf8), key: key, nonce: nonce, aad: aad) else { return nil }
         return ephemeralPublic + nonce + sealed
     }
 }
@@ -143,7 +145,7 @@ public final class AuditOpener {
             key = known
         } else {
             guard let shared = try? X25519.sharedSecret(privateKey: privateKey, peerPublicKey: ephemeralPublic),
-                  let derived = try? AuditKey.labelKey(shared: shared, ephemeralPublic: ephemeralPublic, publicKey: publicKey)
+                  let derived = try? AESGCMKey(AuditKey.labelKey(shared: shared, ephemeralPublic: ephemeralPublic, publicKey: publicKey))
             else { return nil }
             shared.removeAll()
             keys[ephemeralPublic] = derived
