@@ -7,6 +7,19 @@ extension Keychain {
         return try backend.access()
     }
 
+    /// The collection whose password a change of alias `name` to `collection` (nil: removing
+    /// it) needs: for `default`, the collection it names now, when the change would point it
+    /// elsewhere and that collection's policy is not `open` (or cannot be read: it is
+    /// locked). Applications that store into `default` would otherwise send their new secrets
+    /// to a collection another program made with a password it knows, and read them from the
+    /// file. Other aliases are an application's own names, and free.
+    public func collectionGuarding(alias name: String, changedTo collection: CollectionID?) throws(CofferError) -> CollectionID? {
+        guard name == Self.defaultAlias, let current = try resolveAlias(name), current != collection else { return nil }
+        let backend = try self.collection(current)
+        guard !backend.isLocked else { return current }
+        return try backend.access().policy == .open ? nil : current
+    }
+
     /// Changes collection `id`'s access rules with `change` (it must be unlocked), durably.
     @discardableResult
     public func updateAccess(of id: CollectionID,

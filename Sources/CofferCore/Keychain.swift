@@ -110,6 +110,15 @@ public final class Keychain: Sendable {
     /// and `default` may not name the in-memory `session` collection: every client's new
     /// secrets would then vanish when the service stops, without a word.
     public func setAlias(_ name: String, to collection: CollectionID?) throws(CofferError) {
+        try checkAlias(name, to: collection)
+        guard let provider else { throw .invalidArgument("this keychain has no persistent store") }
+        if let collection { _ = try self.collection(collection) }
+        try provider.setAlias(name, to: collection)
+    }
+
+    /// Throws `invalidArgument` when `setAlias(name, to: collection)` could not be done
+    /// whatever the store holds (see there).
+    public func checkAlias(_ name: String, to collection: CollectionID?) throws(CofferError) {
         guard !name.isEmpty, name.utf8.count <= 64, CollectionID(name) != nil else {
             throw .invalidArgument("an alias name is \(CollectionID.rule)")
         }
@@ -119,9 +128,6 @@ public final class Keychain: Sendable {
         guard name != Self.defaultAlias || collection != .session else {
             throw .invalidArgument("the default alias cannot name the session collection: its items are not kept when the service stops")
         }
-        guard let provider else { throw .invalidArgument("this keychain has no persistent store") }
-        if let collection { _ = try self.collection(collection) }
-        try provider.setAlias(name, to: collection)
     }
 
     /// Every alias that names an existing collection, `default` included.

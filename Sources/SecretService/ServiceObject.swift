@@ -75,12 +75,22 @@ struct ServiceObject: DBusObject {
                      locked: results.filter(\.isLocked).map { SecretPath.item($0.reference) })
     }
 
+    /// Sets or removes an alias; `default`, while it names a collection whose policy is not
+    /// `open`, is not pointed elsewhere over the bus (`Keychain.collectionGuarding`):
+    /// `coffer alias` does that with the collection's password.
     private func setAlias(_ name: String, to path: ObjectPath) throws {
-        if path == SecretPath.none {
-            try server.keychain.setAlias(name, to: nil)
-            return
+        var id: CollectionID?
+        if path != SecretPath.none {
+            guard let target = server.collectionID(at: path) else { throw SecretServiceError.noSuchObject("no collection at \(path)") }
+            id = target
         }
-        guard let id = server.collectionID(at: path) else { throw SecretServiceError.noSuchObject("no collection at \(path)") }
+        try server.keychain.checkAlias(name, to: id)
+        if let guarded = try server.keychain.collectionGuarding(alias: name, changedTo: id) {
+            let command = id.map { "coffer alias set \(name) --collection \($0)" } ?? "coffer alias remove \(name)"
+            throw DBusError.accessDenied("Access denied: the default collection is '\(guarded)', whose items belong to the "
+                + "applications that made them; making another the default would send their new secrets there, so it takes the "
+                + "password of '\(guarded)': \(command)")
+        }
         try server.keychain.setAlias(name, to: id)
     }
 

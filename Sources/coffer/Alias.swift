@@ -12,10 +12,17 @@ struct Alias: ParsableCommand {
         Through cofferd the change is made in the daemon; without it, in the store files. \
         'login' and 'session' are collection ids, not aliases, and cannot be set.
 
+        While 'default' names a collection whose policy is ask or strict, it is pointed \
+        elsewhere (or removed) only with that collection's password, asked here: \
+        applications that store into 'default' would otherwise send their new secrets \
+        to a collection another program made with a password it knows. cofferd refuses \
+        such a change over the bus.
+
         EXAMPLES
           coffer alias                                  list the aliases
           coffer alias set default --collection work    make 'work' the default
           coffer alias remove default                   back to 'login'
+          echo "$PASSWORD" | coffer alias set default work --password-stdin
         """,
         subcommands: [List.self, Set.self, Remove.self],
         defaultSubcommand: List.self
@@ -53,10 +60,12 @@ struct Alias: ParsableCommand {
             _ = try target.required(or: collection)
         }
 
+        @OptionGroup var passwords: PasswordOptions
+
         func run() throws {
             let access = try KeychainAccess(global)
             let id = try access.existing(try target.required(or: collection))
-            try access.keychain.setAlias(name, to: id)
+            try Alias.change(name, to: id, through: access, global, passwords)
             Output.line("'\(name)' now names '\(id)'")
         }
     }
@@ -68,13 +77,38 @@ struct Alias: ParsableCommand {
         @Argument(help: ArgumentHelp("The alias.", valueName: "name"))
         var name: String
 
+        @OptionGroup var passwords: PasswordOptions
+
         func run() throws {
             let access = try KeychainAccess(global)
             guard try access.keychain.aliases()[name] != nil else {
                 throw CLIError.notFound("there is no alias '\(Encode.display(name))'. List them with: \(access.command("alias"))")
             }
-            try access.keychain.setAlias(name, to: nil)
+            try Alias.change(name, to: nil, through: access, global, passwords)
             Output.line("'\(name)' removed")
         }
+    }
+
+    /// Points `name` at `collection` (nil: removes it). When that would make another the
+    /// default collection than one whose policy is not open, its password is asked and the
+    /// change is made on the store files (cofferd, which refuses it over the bus, sees it at once).
+    static func change(_ name: String, to collection: CollectionID?, through access: KeychainAccess,
+                       _ global: GlobalOptions, _ passwords: PasswordOptions) throws {
+        if access.viaDaemon {
+            do {
+                return try access.keychain.setAlias(name, to: collection)
+            } catch let refusal as CLIError where refusal.status == ExitStatus.refused {
+                // Its collection's password, below.
+            }
+        }
+        // On the daemon's store files (where it keeps them, should they not be the default).
+        var onFiles = global
+        if onFiles.dataDir == nil { onFiles.dataDir = (access.keychain as? DaemonKeychain)?.dataDirectory }
+        let direct = try KeychainAccess(onFiles, direct: true)
+        guard let store = direct.storeKeychain else { throw CLIError.storeFailure("cannot open the store files") }
+        if let guarded = try store.collectionGuarding(alias: name, changedTo: collection) {
+            _ = try direct.unlock(guarded, input: InputSource(passwordFromStdin: passwords.passwordStdin))
+        }
+        try direct.keychain.setAlias(name, to: collection)
     }
 }

@@ -31,6 +31,12 @@ final class DaemonKeychain: KeychainBackend {
 
     var keepsUnlocked: Bool { true }
 
+    /// The store directory of the daemon (what it tells over org.coffer.Daemon), or nil when
+    /// the service is not cofferd or does not say.
+    var dataDirectory: String? {
+        (try? CofferDaemonDescription.read(from: client.destination, on: client.connection))?.dataDirectory
+    }
+
     // MARK: Collections and aliases
 
     func collectionIDs() throws -> [CollectionID] {

@@ -9,7 +9,10 @@ import Testing
         try f.createCollection("login")
         try f.createCollection("work")
         #expect(try f.run(["alias"]).stdout == "default -> login\n")
-        #expect(try f.run(["alias", "set", "default", "work"]).status == 0)
+        // Making another the default takes the password of the one it was.
+        let unproven = try f.run(["alias", "set", "default", "work"])
+        #expect(unproven.status == 2 && unproven.stderr.contains("the password of 'login'"), "\(unproven)")
+        #expect(try f.run(["alias", "set", "default", "work", "--password-stdin"], stdin: f.withPassword()).status == 0)
         #expect(try f.run(["alias", "set", "office", "work"]).status == 0)
         #expect(try f.run(["alias", "list"]).stdout == "default -> work\noffice -> work\n")
         // The default alias is what commands use without --collection.

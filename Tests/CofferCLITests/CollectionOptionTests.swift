@@ -21,14 +21,16 @@ import Testing
         try w.expect(0, ["unlock", "--collection", "work", "--password-stdin"], stdin: "one\n")
         #expect(try w.expect(0, ["passwd", "--collection", "work", "--password-stdin"], stdin: "one\ntwo\n").stdout
             == "password of 'work' changed\n")
-        #expect(try w.expect(0, ["alias", "set", "default", "--collection", "work"]).stdout == "'default' now names 'work'\n")
+        // Making another the default takes the password of the one it was (login).
+        #expect(try w.expect(0, ["alias", "set", "default", "--collection", "work", "--password-stdin"], stdin: "\(Mode.loginPassword)\n").stdout
+            == "'default' now names 'work'\n")
         // Without --collection, commands use the default alias's collection.
         #expect(try w.expect(0, ["search", "--service", "vpn", "--password-stdin"], stdin: "two\n").stdout.contains("[work/1]"))
 
         // The positional forms scripts and the README use still work.
         #expect(try w.expect(0, ["lock", "work"]).stdout == "collection 'work' is locked\n")
         try w.expect(0, ["unlock", "work", "--password-stdin"], stdin: "two\n")
-        try w.expect(0, ["alias", "set", "default", "login"])
+        try w.expect(0, ["alias", "set", "default", "login", "--password-stdin"], stdin: "two\n")
         // The same collection both ways is fine; two different ones are a usage error that changes nothing.
         try w.expect(0, ["lock", "work", "--collection", "work"])
         for arguments in [["alias", "set", "default", "work", "--collection", "login"],

@@ -221,11 +221,11 @@ final class DaemonFixture: @unchecked Sendable {
     /// `coffer --data-dir … arguments…` on this fixture's store, with the login password on
     /// stdin (`--password-stdin`) unless `password` is false; expects it to succeed.
     @discardableResult
-    func coffer(_ arguments: [String], password: Bool = true) throws -> ChildResult {
+    func coffer(_ arguments: [String], password: Bool = true, passwordText: String = DaemonFixture.loginPassword) throws -> ChildResult {
         let program = try #require(Executables.built("coffer"))
         let child = try ChildProcess(program, arguments: ["--data-dir", dataDir] + arguments + (password ? ["--password-stdin"] : []),
                                      environment: environment(),
-                                     stdin: password ? Array((Self.loginPassword + "\n").utf8) : [])
+                                     stdin: password ? Array((passwordText + "\n").utf8) : [])
         let result = child.wait(timeout: 60)
         #expect(result.exitCode == 0, "coffer \(arguments.joined(separator: " ")): \(result)")
         return result

@@ -38,14 +38,24 @@ import Testing
             _ = try c.library.property(CollectionInterface.Property.label, of: CollectionInterface.name, on: "/org/freedesktop/secrets/aliases/office")
         }
 
-        // Pointing default elsewhere moves where clients store.
-        try c.library.setAlias("default", to: work)
+        // Pointing default elsewhere moves where clients store: not over the bus while it names
+        // a collection whose items belong to their applications (ask), but with its password.
+        let refused = expectDBusError(DBusError.Name.accessDenied) { try c.library.setAlias("default", to: work) }
+        #expect(refused?.message.contains("coffer alias set default --collection Work") == true, "\(String(describing: refused))")
+        #expect(try c.library.readAlias("default") == SecretPath.login)
+        _ = try f.coffer(["alias", "set", "default", "--collection", "Work"])
         #expect(try c.library.readAlias("default") == work)
         try f.store(label: "to work", ["where": "work"], secret: Array("w".utf8))
         #expect(try c.items(of: work).count == 1)
         #expect(try c.items(of: SecretPath.login).isEmpty)
-        try c.library.setAlias("default", to: SecretPath.login)
+        _ = expectDBusError(DBusError.Name.accessDenied) { try c.library.setAlias("default", to: SecretPath.login) }
+        _ = try f.coffer(["alias", "set", "default", "login"], passwordText: "work-pw")
         #expect(try c.library.readAlias("default") == SecretPath.login)
+        // Under open, any application may.
+        _ = try f.coffer(["policy", "open"])
+        try c.library.setAlias("default", to: work)
+        #expect(try c.library.readAlias("default") == work)
+        _ = try f.coffer(["alias", "remove", "default"], passwordText: "work-pw")
 
         // Unknown targets.
         expectDBusError(SecretServiceError.Name.noSuchObject) {
@@ -315,10 +325,13 @@ import Testing
         expectDBusError(DBusError.Name.invalidArgs) { try c.library.setAlias("", to: SecretPath.login) }
         #expect(try c.library.readAlias("bad-alias") == nil)
 
-        // Removing the default alias falls back to login.
+        // Removing the default alias falls back to login (both collections open: any
+        // application may point it).
         let work = try c.library.createCollection(label: "Ünïcode Keys", password: SecureBytes("pw"), session: try c.library.openSession())
         #expect(try c.library.collection(work).label == "Ünïcode Keys")
         #expect(work.parent == SecretPath.collections)
+        _ = try f.coffer(["policy", "open"])
+        _ = try f.coffer(["policy", "open", "--collection", "_n_code_Keys"], passwordText: "pw")   // the id cofferd made of the label
         try c.library.setAlias("default", to: work)
         #expect(try c.library.readAlias("default") == work)
         try c.library.setAlias("default", to: SecretPath.none)

@@ -173,4 +173,27 @@ import Testing
         _ = try c.createItem(label: "Bare", attributes: [:], secret: "bare", session: session, replace: true)
         #expect(try c.library.search(["service": "java"]).unlocked == [first])
     }
+
+    /// A program that made a collection with a password it knows cannot make it the default,
+    /// where secret-tool (and every libsecret client naming no collection) stores: the next
+    /// secret would be in a file it can open. The user can, with the login password.
+    @Test func aCollectionAnotherProgramMadeDoesNotBecomeTheDefault() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let library = f.client.library
+        let trap = try library.createCollection(label: "Trap", password: try SecureBytes(Array("known".utf8)), session: try library.openSession())
+        for target in [trap, SecretPath.none] {
+            let refused = expectDBusError(DBusError.Name.accessDenied) { try library.setAlias("default", to: target) }
+            #expect(refused?.message.contains("takes the password of 'login'") == true, "\(String(describing: refused))")
+        }
+        #expect(try library.readAlias("default") == SecretPath.login)
+        try f.store(label: "Lured", ["service": "lure"], secret: Array("mine".utf8))
+        #expect(try library.search(["service": "lure"]).unlocked.compactMap(\.parent) == [SecretPath.login])
+        // Another name for it is the program's own business.
+        try library.setAlias("traps", to: trap)
+        #expect(try library.readAlias("traps") == trap)
+        // The user, with the login password.
+        _ = try f.coffer(["alias", "set", "default", "--collection", "Trap"])
+        #expect(try library.readAlias("default") == trap)
+    }
 }
