@@ -22,9 +22,11 @@ extension SecretServer {
     /// answers: never call it on the loop thread. `description` is the dialog's sentence saying
     /// who wants what.
     ///
-    /// Once unlocked, the loop thread logs the unlock (by `requester`) and announces the new
-    /// lock state, as after an unlock prompt.
-    func unlockThroughDialog(_ id: CollectionID, requester: String, description: String) -> DialogUnlockOutcome {
+    /// Once unlocked, the loop thread logs the unlock (by `requester`, words for the log),
+    /// records it in the audit log (by `application`) and announces the new lock state, as
+    /// after an unlock prompt.
+    func unlockThroughDialog(_ id: CollectionID, requester: String, application: Application?,
+                             description: String) -> DialogUnlockOutcome {
         guard let passwords else { return .notUnlocked("no password dialog is configured") }
         let outcome = Prompt.dialogs.sync { () -> DialogUnlockOutcome in
             var error: String?
@@ -52,7 +54,8 @@ extension SecretServer {
         if case .unlocked = outcome {
             connection.post { [self] in
                 log("collection \(id) unlocked by \(requester)")
-                auditCollection(.unlock, id, by: requester, detail: "password typed in a dialog for the Secret portal")
+                gate.record(AuditEvent(action: .unlock, outcome: .ok, application: application, collection: id,
+                                       label: try? keychain.info(id).label, detail: "password typed in a dialog for the Secret portal"))
                 lockStateChanged(id)
             }
         }

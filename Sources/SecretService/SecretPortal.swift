@@ -142,6 +142,7 @@ final class SecretPortal: Sendable {
         if try keychain.info(id).isLocked {
             let label = (try? keychain.info(id).label) ?? id.rawValue
             let outcome = server.unlockThroughDialog(id, requester: "the Secret portal for \(appID)",
+                                                     application: Application(kind: .flatpak, name: appID),
                                                      description: "The application '\(appID)' wants its secret from the keyring '\(label)', but it is locked.")
             switch outcome {
             case .unlocked, .alreadyUnlocked:

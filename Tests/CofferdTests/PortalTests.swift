@@ -223,6 +223,11 @@ import Testing
         // The loop thread logs the unlock after the reply has left.
         #expect(eventually { f.daemonLog.contains("collection login unlocked by the Secret portal for org.example.Locked") },
                 "log:\n\(f.daemonLog)")
+        // The audit log names the application, and the log has no line about telling who it is.
+        #expect(f.stopDaemon()?.exitCode == 0)
+        let unlocks = try f.auditLog().filter { $0["action"] as? String == "unlock" && $0["detail"] as? String == "password typed in a dialog for the Secret portal" }
+        #expect(unlocks.map { $0["app"] as? String } == ["flatpak:org.example.Locked"], "\(unlocks)")
+        #expect(!f.daemonLog.contains("cannot tell which application"), "log:\n\(f.daemonLog)")
     }
 
     /// Two ways the default collection stays locked: the user cancels, or no dialog can be
