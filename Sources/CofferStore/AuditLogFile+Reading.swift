@@ -1,36 +1,16 @@
 import CofferCore
 import SystemKit
 
-/// What a store's audit log holds, read from all its files.
-public struct AuditLogContents: Sendable {
-    /// The events, oldest first.
-    public var events: [AuditEvent]
-    /// Lines skipped because they are not whole records: a line torn by a crash or a full
-    /// disk, damage, or a record of a newer version of Coffer this one cannot read.
-    public var skippedLines: Int
-    /// Whether any of the log's files exists (false: nothing was ever recorded there).
-    public var exists: Bool
-}
-
 /// What `AuditLogFile.scan` found besides the events.
 public struct AuditLogScan: Sendable {
-    /// Lines skipped because they are not whole records (see `AuditLogContents`).
+    /// Lines skipped because they are not whole records: a line torn by a crash or a full
+    /// disk, damage, or a record of a newer version of Coffer this one cannot read.
     public var skippedLines = 0
     /// Whether any of the log's files exists.
     public var exists = false
 }
 
 extension AuditLogFile {
-    /// Reads the log of the store in `directory` into memory: `scan`'s events, ordered by time
-    /// (events of the same second in the order they were written: a process that had not
-    /// noticed a rotation yet may have written a line or two into an older file).
-    public static func read(directory: String) throws(CofferError) -> AuditLogContents {
-        var events: [AuditEvent] = []
-        let scan = try scan(directory: directory) { events.append($0) }
-        events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
-        return AuditLogContents(events: events, skippedLines: scan.skippedLines, exists: scan.exists)
-    }
-
     /// Hands each event of the log of the store in `directory` to `body`, as written: the
     /// rotated files (oldest first), then the current one, under the rotation lock (shared)
     /// when there is one, changing nothing. The files are read a chunk at a time, so memory

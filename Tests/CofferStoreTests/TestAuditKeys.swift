@@ -15,16 +15,20 @@ struct TestAuditKeys {
         }
     }
 
-    /// The log in `directory`, its labels opened (those that do not open stay nil).
-    func read(_ directory: String) throws -> AuditLogContents {
-        var contents = try AuditLogFile.read(directory: directory)
-        contents.events = contents.events.map { event in
-            guard let sealed = event.sealedLabel, let collection = event.collection, let opener = openers[collection] else { return event }
-            var opened = event
-            opened.label = opener.open(sealed, collection: collection, item: event.item, time: event.time)
-            opened.sealedLabel = nil
-            return opened
-        }
-        return contents
+    /// The log in `directory` in memory, ordered by time (events of one second in the order
+    /// written), its labels opened (those that do not open stay nil).
+    func read(_ directory: String) throws -> (events: [AuditEvent], skippedLines: Int, exists: Bool) {
+        var events: [AuditEvent] = []
+        let scan = try AuditLogFile.scan(directory: directory) { events.append($0) }
+        events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        return (events.map(opened), scan.skippedLines, scan.exists)
+    }
+
+    private func opened(_ event: AuditEvent) -> AuditEvent {
+        guard let sealed = event.sealedLabel, let collection = event.collection, let opener = openers[collection] else { return event }
+        var opened = event
+        opened.label = opener.open(sealed, collection: collection, item: event.item, time: event.time)
+        opened.sealedLabel = nil
+        return opened
     }
 }
