@@ -19,10 +19,15 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     let passwordChecks: PasswordChecks
     let passwords: (any PasswordAsker)?
     let log: @Sendable (String) -> Void
-    /// Decides which application may read which secret (see `AccessGate`).
-    private(set) var gate: AccessGate!
-    /// Locks collections by themselves (see `AutoLock`).
-    private(set) var autoLock: AutoLock!
+    /// Decides which application may read which secret (see `AccessGate`). Made as `init`
+    /// ends (it needs the server), before any other thread can see the server.
+    private(set) lazy var gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection),
+                                            consent: consent, audit: auditRecorder)
+    /// Locks collections by themselves (see `AutoLock`). Made as `init` ends, as `gate` is.
+    private(set) lazy var autoLock = AutoLock(server: self, settings: lockSettings)
+    private let consent: (any ConsentAsker)?
+    private let auditRecorder: (any AuditRecorder)?
+    private let lockSettings: @Sendable () -> LockConfiguration
     /// Re-unlocks a collection that locked by itself, within its window (none: password only).
     public var fingerprint: (any FingerprintReader)?
 
@@ -69,8 +74,11 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         self.passwords = passwords
         self.log = log
         passwordChecks = PasswordChecks(secondsLeft: { [keychain] id in keychain.secondsBeforeNextUnlock(id) })
-        gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection), consent: consent, audit: audit)
-        autoLock = AutoLock(server: self, settings: lockSettings)
+        self.consent = consent
+        auditRecorder = audit
+        self.lockSettings = lockSettings
+        _ = gate
+        _ = autoLock
     }
 
     /// Registers the objects, refuses callers of other Unix users and drops the sessions and
@@ -382,7 +390,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
 
     /// Records what `client` did, once it is known which application it is (at once when known).
     func audit(by client: String, _ event: @escaping (Application?) -> AuditEvent) {
-        gate.application(of: client) { [gate] identified in gate?.record(event(identified?.application)) }
+        gate.application(of: client) { [gate] identified in gate.record(event(identified?.application)) }
     }
 
     /// Records a change to an item by `application` (nil: it could not be told); the caller
