@@ -18,33 +18,57 @@ final class CollectionWriter: Sendable {
         let done: @Sendable (Result<ChangedItem, CofferError>) -> Void
     }
 
+    /// The jobs queued, and whether the writer's thread runs.
+    private struct Queue {
+        var jobs: [Job] = []
+        var running = false
+    }
+
     private let keychain: Keychain
     let collection: CollectionID
-    private let pending = Mutex([Job]())
+    /// How long the thread waits for a job before it ends (the next job starts another).
+    let idleTimeout: Duration
+    private let pending = Mutex(Queue())
     /// Signalled once per job queued; the writer thread waits on it.
     private let queued = DispatchSemaphore(value: 0)
 
-    /// Starts the writer's thread (a thread of its own, waiting on a semaphore: waking a
-    /// dispatch queue per write cost more than the write's own work).
-    init(keychain: Keychain, collection: CollectionID) {
+    /// A writer whose thread (one of its own, waiting on a semaphore: waking a dispatch queue
+    /// per write cost more than the write's own work) starts with the first job and ends
+    /// after `idleTimeout` without one.
+    init(keychain: Keychain, collection: CollectionID, idleTimeout: Duration = .seconds(30)) {
         self.keychain = keychain
         self.collection = collection
-        Threads.start(name: "writer \(collection.rawValue)") { [self] in run() }
+        self.idleTimeout = idleTimeout
     }
+
+    /// Whether the writer's thread runs now.
+    var isRunning: Bool { pending.withLock { $0.running } }
 
     /// Queues `change`; `done` gets its outcome.
     func submit(_ change: ItemChange, done: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void) {
-        pending.withLock { $0.append(Job(change: change, done: done)) }
+        let start = pending.withLock { queue -> Bool in
+            queue.jobs.append(Job(change: change, done: done))
+            defer { queue.running = true }
+            return !queue.running
+        }
+        if start { Threads.start(name: "writer \(collection.rawValue)") { [self] in run() } }
         queued.signal()
     }
 
-    private func run() -> Never {
+    private func run() {
+        let timeout = Double(idleTimeout.components.seconds) + Double(idleTimeout.components.attoseconds) / 1e18
         while true {
-            queued.wait()
-            var jobs = pending.withLock { jobs -> [Job] in
-                defer { jobs.removeAll() }
-                return jobs
-            }
+            let waited = queued.wait(timeout: .now() + timeout)
+            guard var jobs = pending.withLock({ queue -> [Job]? in
+                // Idle for the whole timeout, with nothing queued: the thread ends (a job
+                // queued from now on starts another).
+                if waited == .timedOut && queue.jobs.isEmpty {
+                    queue.running = false
+                    return nil
+                }
+                defer { queue.jobs.removeAll() }
+                return queue.jobs
+            }) else { return }
             // Each batch is the longest run of jobs at the front that do not interact; the
             // jobs are taken off the list, so that only the batch holds their changes.
             while !jobs.isEmpty {

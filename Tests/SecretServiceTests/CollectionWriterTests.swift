@@ -1,6 +1,7 @@
 import CofferCore
 import CofferCrypto
 import CofferStore
+import CofferTestSupport
 import Dispatch
 import Foundation
 @testable import SecretService
@@ -40,6 +41,20 @@ struct CollectionWriterTests {
         }
         #expect(group.wait(timeout: .now() + 60) == .success)
         return (0..<changes.count).compactMap { index in outcomes.withLock { $0[index] } }
+    }
+
+    /// A writer holds a thread only while it has work: the thread ends once idle, and the next
+    /// change starts another.
+    @Test func theThreadEndsWhenIdleAndTheNextChangeStartsAnother() throws {
+        let store = try Store()
+        let writer = CollectionWriter(keychain: store.keychain, collection: store.id, idleTimeout: .milliseconds(100))
+        #expect(!writer.isRunning)
+        for round in 0..<3 {
+            let outcomes = submitAll(writer, [.insert(try store.item(round), onDuplicate: .fail)])
+            #expect(outcomes.count == 1 && (try? outcomes[0].get())?.isNew == true, "round \(round): \(outcomes)")
+            #expect(eventually { !writer.isRunning }, "round \(round): the writer's thread still runs")
+        }
+        #expect(try store.keychain.collection(store.id).itemIDs(matching: [:], limit: .all).count == 3)
     }
 
     @Test func manyAtOnceEachGetsItsOwnOutcomeInOrder() throws {
