@@ -2,14 +2,17 @@
 // Coffer: a freedesktop Secret Service provider.
 //
 // Layers, bottom to top (dependencies point down only):
-//   C shims:        CGcrypt, CDBus, CProcess, CPAMCalls (libpam's pam_sm_* entry points)
+//   C shims:        CGcrypt, CDBus, CPAM (system libraries), CProcess (process and thread
+//                   calls), CPAMCalls (libpam's pam_sm_* entry points, keeping its pointers)
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
-//                   the hex and percent escapers),
-//                   CofferCrypto (libgcrypt), DBusKit (libdbus-1), PAMCoffer (one PAM
-//                   call, pointer-free, over LoginUnlock)
+//                   the hex and percent escapers), CofferCrypto (libgcrypt), DBusKit (libdbus-1)
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
+//   formats:        GnomeKeyringFormat (gnome-keyring's files), CofferBackup (encrypted backups)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
-//   object layer:   SecretService (the server's objects); SecretServiceClient (a client library)
+//   object layer:   SecretService (the server's objects); SecretServiceClient (a client library);
+//                   CofferImport (into the store, from keyring files or any provider's bus)
+//   login:          LoginUnlock (what a login does, no Foundation), PAMCoffer (the PAM module:
+//                   what Swift sees of a PAM call, pointer-free, over LoginUnlock and CPAMCalls)
 //   executables:    cofferd (daemon), coffer (CLI)
 import PackageDescription
 
