@@ -28,20 +28,24 @@ final class CollectionWriter: Sendable {
     let collection: CollectionID
     /// How long the thread waits for a job before it ends (the next job starts another).
     let idleTimeout: Duration
+    /// The threads it runs on, shared with the other writers.
+    private let threads: WriterThreads
     private let pending = Mutex(Queue())
     /// Signalled once per job queued; the writer thread waits on it.
     private let queued = DispatchSemaphore(value: 0)
 
-    /// A writer whose thread (one of its own, waiting on a semaphore: waking a dispatch queue
-    /// per write cost more than the write's own work) starts with the first job and ends
-    /// after `idleTimeout` without one.
-    init(keychain: Keychain, collection: CollectionID, idleTimeout: Duration = .seconds(30)) {
+    /// A writer whose thread (one of `threads`, waiting on a semaphore: waking a dispatch
+    /// queue per write cost more than the write's own work) is taken with the first job and
+    /// let go after `idleTimeout` without one, or as soon as another writer waits for a thread.
+    init(keychain: Keychain, collection: CollectionID, idleTimeout: Duration = .seconds(5),
+         threads: WriterThreads = .shared) {
         self.keychain = keychain
         self.collection = collection
         self.idleTimeout = idleTimeout
+        self.threads = threads
     }
 
-    /// Whether the writer's thread runs now.
+    /// Whether the writer has a thread, or waits for one, now.
     var isRunning: Bool { pending.withLock { $0.running } }
 
     /// Queues `change`; `done` gets its outcome.
@@ -51,24 +55,45 @@ final class CollectionWriter: Sendable {
             defer { queue.running = true }
             return !queue.running
         }
-        if start { Threads.start(name: "writer \(collection.rawValue)") { [self] in run() } }
         queued.signal()
+        if start { threads.run { [self] in run() } }
     }
 
+    /// Commits what comes, until idle for `idleTimeout` (the thread is let go), or until
+    /// another writer waits for a thread: after a round of work (this one waits its turn again
+    /// if it has more), or while idle (`WriterThreads` wakes it).
     private func run() {
-        let timeout = Double(idleTimeout.components.seconds) + Double(idleTimeout.components.attoseconds) / 1e18
+        var idleSince = ContinuousClock.now
         while true {
-            let waited = queued.wait(timeout: .now() + timeout)
-            guard var jobs = pending.withLock({ queue -> [Job]? in
-                // Idle for the whole timeout, with nothing queued: the thread ends (a job
-                // queued from now on starts another).
-                if waited == .timedOut && queue.jobs.isEmpty {
-                    queue.running = false
-                    return nil
-                }
+            var jobs = pending.withLock { queue -> [Job] in
                 defer { queue.jobs.removeAll() }
                 return queue.jobs
-            }) else { return }
+            }
+            if jobs.isEmpty {
+                threads.idle(ObjectIdentifier(self)) { [queued] in queued.signal() }
+                let handOver = threads.othersWaiting
+                let idleFor = ContinuousClock.now - idleSince
+                if handOver || idleFor >= idleTimeout {
+                    threads.busy(ObjectIdentifier(self))
+                    // Let the thread go unless a job came meanwhile (a job queued from now on
+                    // takes one again).
+                    let stay = pending.withLock { queue -> Bool in
+                        queue.running = !queue.jobs.isEmpty
+                        return queue.running
+                    }
+                    if !stay { return }
+                    if handOver {
+                        threads.run { [self] in run() }
+                        return
+                    }
+                    continue
+                }
+                let left = idleTimeout - idleFor
+                _ = queued.wait(timeout: .now() + .nanoseconds(Int(left.components.seconds) * 1_000_000_000
+                                                               + Int(left.components.attoseconds / 1_000_000_000)))
+                threads.busy(ObjectIdentifier(self))
+                continue
+            }
             // Each batch is the longest run of jobs at the front that do not interact; the
             // jobs are taken off the list, so that only the batch holds their changes.
             while !jobs.isEmpty {
@@ -79,6 +104,15 @@ final class CollectionWriter: Sendable {
                 let batch = Array(jobs[..<end])
                 jobs.removeFirst(end)
                 commit(consume batch)
+            }
+            idleSince = ContinuousClock.now
+            if threads.othersWaiting {
+                let more = pending.withLock { queue -> Bool in
+                    queue.running = !queue.jobs.isEmpty
+                    return queue.running
+                }
+                if more { threads.run { [self] in run() } }
+                return
             }
         }
     }

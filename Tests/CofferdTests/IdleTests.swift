@@ -6,7 +6,7 @@ import Testing
 
 /// An idle cofferd sleeps: once its writes are done, those that failed included, nothing
 /// wakes it (a write's follow-up has the loop look every millisecond only while it is under way).
-@Suite(.timeLimit(.minutes(3))) struct IdleTests {
+@Suite(.timeLimit(.minutes(10))) struct IdleTests {
     /// The context switches of all of cofferd's threads so far.
     static func contextSwitches(of pid: pid_t) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []

@@ -57,6 +57,42 @@ struct CollectionWriterTests {
         #expect(try store.keychain.collection(store.id).itemIDs(matching: [:], limit: .all).count == 3)
     }
 
+    /// Writers of many collections share a few threads: each collection's changes all get
+    /// their outcomes, in order, while no more threads than the limit ever run, and a writer
+    /// with a steady stream of work does not keep the others waiting.
+    @Test func writersOfManyCollectionsShareABoundedSetOfThreads() throws {
+        let threads = WriterThreads(limit: 2)
+        let stores = try (0..<8).map { _ in try Store() }
+        let writers = stores.map { CollectionWriter(keychain: $0.keychain, collection: $0.id, idleTimeout: .milliseconds(200), threads: threads) }
+        let most = Mutex(0)
+        let sampling = Mutex(true)
+        let sampler = DispatchGroup()
+        DispatchQueue.global().async(group: sampler) {
+            while sampling.withLock({ $0 }) {
+                let now = threads.running
+                most.withLock { $0 = max($0, now) }
+                usleep(200)
+            }
+        }
+        let outcomes = Mutex([[Int]](repeating: [], count: writers.count))
+        let group = DispatchGroup()
+        for round in 0..<10 {
+            for (index, writer) in writers.enumerated() {
+                group.enter()
+                writer.submit(.insert(try stores[index].item(round), onDuplicate: .fail)) { outcome in
+                    if case .success = outcome { outcomes.withLock { $0[index].append(round) } }
+                    group.leave()
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success, "some writer never got a thread")
+        sampling.withLock { $0 = false }
+        sampler.wait()
+        #expect(outcomes.withLock { $0 } == Array(repeating: Array(0..<10), count: writers.count))
+        #expect(most.withLock { $0 } <= 2, "\(most.withLock { $0 }) writer threads ran at once")
+        #expect(eventually { threads.running == 0 && writers.allSatisfy { !$0.isRunning } })
+    }
+
     @Test func manyAtOnceEachGetsItsOwnOutcomeInOrder() throws {
         let store = try Store()
         let writer = CollectionWriter(keychain: store.keychain, collection: store.id)
