@@ -75,18 +75,7 @@ final class CollectionWriter: Sendable {
                 let idleFor = ContinuousClock.now - idleSince
                 if handOver || idleFor >= idleTimeout {
                     threads.busy(ObjectIdentifier(self))
-                    // Let the thread go unless a job came meanwhile (a job queued from now on
-                    // takes one again).
-                    let stay = pending.withLock { queue -> Bool in
-                        queue.running = !queue.jobs.isEmpty
-                        return queue.running
-                    }
-                    if !stay { return }
-                    if handOver {
-                        threads.run { [self] in run() }
-                        return
-                    }
-                    continue
+                    return letThreadGo()
                 }
                 let left = idleTimeout - idleFor
                 _ = queued.wait(timeout: .now() + .nanoseconds(Int(left.components.seconds) * 1_000_000_000
@@ -106,15 +95,18 @@ final class CollectionWriter: Sendable {
                 commit(consume batch)
             }
             idleSince = ContinuousClock.now
-            if threads.othersWaiting {
-                let more = pending.withLock { queue -> Bool in
-                    queue.running = !queue.jobs.isEmpty
-                    return queue.running
-                }
-                if more { threads.run { [self] in run() } }
-                return
-            }
+            if threads.othersWaiting { return letThreadGo() }
         }
+    }
+
+    /// Ends this turn on the thread; if jobs came meanwhile, the writer waits for its next
+    /// turn (a job queued from now on takes one again).
+    private func letThreadGo() {
+        let more = pending.withLock { queue -> Bool in
+            queue.running = !queue.jobs.isEmpty
+            return queue.running
+        }
+        if more { threads.run { [self] in run() } }
     }
 
     /// Commits `batch` and hands out the outcomes as soon as it is durable (change by change
