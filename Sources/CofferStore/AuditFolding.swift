@@ -35,8 +35,8 @@ struct AuditFolding {
         self.interval = interval
     }
 
-    /// Whether any refusal is counted and not yet written.
-    var hasCounted: Bool { windows.values.contains { $0.count > 0 } }
+    /// When the first interval with refusals counted is over (nil: none is).
+    var nextSummary: UInt64? { windows.values.filter { $0.count > 0 }.map { $0.start + interval }.min() }
 
     /// The lines to write for `events` (in order), and the summaries of intervals over by the
     /// time of each: a refusal within its key's interval is only counted.

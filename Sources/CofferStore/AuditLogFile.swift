@@ -102,16 +102,20 @@ public final class AuditLogFile: AuditRecorder {
     /// Appends `events`, one line each, in one write (a GetSecrets of many items).
     public func record(contentsOf events: [AuditEvent]) {
         guard !events.isEmpty else { return }
-        let scheduleFlush = state.withLock { state -> Bool in
+        let summaryDue = state.withLock { state -> UInt64? in
             write(state.folding.fold(sealingLabels(events, &state)), &state)
-            guard state.folding.hasCounted, !state.flushScheduled else { return false }
+            guard !state.flushScheduled, let due = state.folding.nextSummary else { return nil }
             state.flushScheduled = true
-            return true
+            return due
         }
-        if scheduleFlush {
-            timers.asyncAfter(deadline: .now() + .seconds(Int(state.withLock { $0.folding.interval }))) { [weak self] in
-                self?.writeCounted(before: Clock.now())
-            }
+        if let summaryDue { writeCounted(at: summaryDue) }
+    }
+
+    /// Sets the timer that writes the counted refusals at `due` (seconds since 1970).
+    private func writeCounted(at due: UInt64) {
+        let now = Clock.now()
+        timers.asyncAfter(deadline: .now() + .seconds(Int(due > now ? due - now : 0))) { [weak self] in
+            self?.writeCounted(before: Clock.now())
         }
     }
 
@@ -151,15 +155,13 @@ public final class AuditLogFile: AuditRecorder {
 
     /// Writes the summaries of the intervals over by `now` (all when nil).
     private func writeCounted(before now: UInt64?) {
-        let again = state.withLock { state -> Bool in
-            state.flushScheduled = false
+        let next = state.withLock { state -> UInt64? in
             write(state.folding.flush(before: now), &state)
-            state.flushScheduled = state.folding.hasCounted
-            return state.flushScheduled
+            let next = state.folding.nextSummary
+            state.flushScheduled = next != nil
+            return next
         }
-        if again {
-            timers.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in self?.writeCounted(before: Clock.now()) }
-        }
+        if let next { writeCounted(at: next) }
     }
 
     private func write(_ events: [AuditEvent], _ state: inout State) {

@@ -1,5 +1,6 @@
 import CofferCore
 import CofferStore
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -75,6 +76,17 @@ import Testing
         let otherKeys = try TestAuditKeys(directory: elsewhere.directory, collections: [.login])
         try FileManager.default.copyItem(atPath: logPath, toPath: elsewhere.directory + "/audit.log")
         #expect(try otherKeys.read(elsewhere.directory).events.map(\.label) == [nil, nil])
+    }
+
+    /// The count is written on a timer once its interval is over, with no event after it.
+    @Test func theCountIsWrittenWhenItsIntervalIsOverWithoutAnotherEvent() throws {
+        let log = AuditLogFile(directory: directory, foldInterval: 1) { _ in }
+        let python = Application(kind: .executable, name: "/usr/bin/python3")!
+        for _ in 0..<5 {
+            log.record(AuditEvent(action: .read, outcome: .denied, application: python, collection: .login, item: 1, detail: "strict policy"))
+        }
+        #expect(eventually { ((try? keys.read(directory).events) ?? []).compactMap(\.repeated) == [4] },
+                "\(String(describing: try? keys.read(directory).events))")
     }
 
     @Test func aLineIsTheDocumentedJSON() throws {
