@@ -35,13 +35,16 @@ public final class FileStore: CollectionProvider, @unchecked Sendable {
     }
 
     /// Opens (creating if needed, mode 0700) the store directory. `kdf` is used for new
-    /// collections and password changes; `warn` receives recoverable problems (a torn tail).
+    /// collections and password changes (by default `TestKeyDerivation`'s choice: production
+    /// Argon2id unless a debug build runs under the tests); `warn` receives recoverable problems (a torn tail).
     /// With `watchChanges` (the default) inotify tells when other processes changed a file,
     /// where it can tell every change (on a local file system); without it, and on network
     /// file systems, every read looks at the files.
-    public convenience init(directory: String, kdf: Argon2Parameters = .default, watchChanges: Bool = true,
+    public convenience init(directory: String, kdf: Argon2Parameters? = nil, watchChanges: Bool = true,
                             warn: @escaping @Sendable (String) -> Void = FileStore.warnOnStandardError) throws(CofferError) {
-        try self.init(directory: directory, kdf: kdf, watchChanges: watchChanges, warn: warn, beforeFlush: {})
+        let chosen: Argon2Parameters
+        if let kdf { chosen = kdf } else { chosen = try TestKeyDerivation.parameters() }
+        try self.init(directory: directory, kdf: chosen, watchChanges: watchChanges, warn: warn, beforeFlush: {})
     }
 
     /// The same, with `beforeFlush` called by each appending writer right before it flushes its

@@ -66,12 +66,16 @@ public final class PrivateBus: Sendable {
     /// The locale is set whatever this process has: a login as a normal user (`su -`,
     /// `runuser -l`) sets none, and without a UTF-8 locale libsecret's `secret-tool` refuses
     /// non-ASCII arguments ("Invalid byte sequence in conversion input").
+    ///
+    /// It also carries `TestEnvironment.fastKeyDerivation`: Coffer's debug builds then give new
+    /// collections cheap Argon2id parameters (release builds refuse to start with it).
     public func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LC_") && $0.key != "LANGUAGE" }
         env["LANG"] = "C.UTF-8"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory)/no-system-bus"
         env["XDG_CONFIG_HOME"] = nil
+        env.merge(TestEnvironment.fastKeyDerivation) { $1 }
         for (k, v) in extra { env[k] = v }
         return env
     }

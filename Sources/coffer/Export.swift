@@ -84,7 +84,8 @@ struct Export: ParsableCommand {
         switch format {
         case .coffer:
             backup.aliases = try keychain.aliases().filter { ids.contains($0.value) }
-            bytes = try BackupFile.write(backup, passphrase: try input.newPassword(for: CollectionID("backup")!))
+            bytes = try BackupFile.write(backup, passphrase: try input.newPassword(for: CollectionID("backup")!),
+                                         kdf: try TestKeyDerivation.parameters())
         case .gnomeKeyring:
             bytes = try GnomeKeyringFile.write(Self.keyring(backup.collections[0]), password: try input.newPassword(for: ids[0]))
         }

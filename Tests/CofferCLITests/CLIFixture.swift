@@ -52,9 +52,10 @@ final class CLIFixture {
     }
 
     /// A clean environment: HOME inside the fixture, no COFFER_DATA_DIR or XDG_DATA_HOME, and
-    /// TZ=UTC so that printed local times are the same on every machine.
+    /// TZ=UTC so that printed local times are the same on every machine, and the tests' fast
+    /// key derivation.
     var environment: [String: String] {
-        ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
+        ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"].merging(TestEnvironment.fastKeyDerivation) { $1 }
     }
 
     /// Runs `coffer --data-dir <fixture> arguments...` with `stdin`.

@@ -16,4 +16,13 @@ import Testing
                 "\(stored)")
         #expect(!f.daemonLog.contains("coffer unlock"), "\(f.daemonLog)")
     }
+
+    /// The tests' cheap key derivation reaches the daemon: the login collection it creates has the
+    /// testing parameters, not production Argon2id (what makes the suite fast).
+    @Test func underTheTestsADebugDaemonCreatesCollectionsWithCheapKeyDerivation() throws {
+        let f = try DaemonFixture()
+        defer { f.shutdown() }
+        let header = Array(try Data(contentsOf: URL(fileURLWithPath: f.dataDir + "/login.coffer")).prefix(36))
+        #expect(header.count == 36 && header[35] == 1, "iterations byte: \(header.last ?? 0)")
+    }
 }

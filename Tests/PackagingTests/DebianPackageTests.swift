@@ -112,6 +112,14 @@ struct DebianPackageTests {
             #expect(run.succeeded, "\(run)")
             #expect(run.stdout == CofferVersion.current + "\n")
         }
+        // The tests' cheap key derivation is refused by what users install: nothing is created.
+        let data = root + "/fast-kdf-data"
+        for (binary, arguments) in [("cofferd", ["--foreground", "--data-dir", data]), ("coffer", ["--data-dir", data, "collections"])] {
+            let run = try await Repository.run("\(root)/usr/bin/\(binary)", arguments,
+                                               environment: ["PATH": "/usr/bin:/bin", "HOME": root].merging(TestEnvironment.fastKeyDerivation) { $1 })
+            #expect(!run.succeeded && run.stderr.contains("COFFER_TEST_FAST_KDF is set"), "\(binary): \(run)")
+            #expect(!FileManager.default.fileExists(atPath: data + "/login.coffer"))
+        }
 
         let doc = "\(root)/usr/share/doc/coffer"
         let copyright = try String(contentsOfFile: doc + "/copyright", encoding: .utf8)
