@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
         .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto", "CofferCore", "CofferStore",
-                                                       "SecretServiceClient", "SecretServiceProtocol"]),
+                                                       "GnomeKeyringFormat", "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",
                                                              "CofferCore", "CofferStore", "CofferCrypto", "DBusKit",
                                                              "CofferTestSupport", "SystemKit"]),

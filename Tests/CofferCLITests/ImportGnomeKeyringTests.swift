@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferTestSupport
 import DBusKit
 import Foundation
+import GnomeKeyringFormat
 import SecretServiceClient
 import SecretServiceProtocol
 import Testing
@@ -15,29 +16,40 @@ struct ImportGnomeKeyringTests {
     static let bulk = 1_000
 
     /// A gnome-keyring home whose login keyring holds unicode, binary and empty-attribute items
-    /// (stored with secret-tool) and `bulk` numbered ones (stored by a client over its bus), and
-    /// every field of every item as gnome-keyring served them; the daemon is stopped, so the
-    /// files are complete.
+    /// (stored with secret-tool) and `bulk` numbered ones, and every field of every item as
+    /// gnome-keyring served them; the daemon is stopped, so the files are complete.
+    ///
+    /// The numbered items reach gnome-keyring in a login keyring file that Coffer writes (as
+    /// `coffer export --format gnome-keyring` does), which it loads and unlocks: stored one call
+    /// at a time, each would rewrite and fsync the whole file (50 s for 1,000). Storing the
+    /// other two, gnome-keyring writes the whole file itself, so every byte imported is its own.
+    /// The returned daemon was started again on that file (and is stopped).
     static func keyringHome(bulk: Int = bulk) throws -> (GnomeKeyringDaemon, Set<ProviderItem>) {
-        let keyring = try GnomeKeyringDaemon(password: keyringPassword)
+        // With the schema attribute libsecret sends (gnome-keyring adds it only to items it
+        // reads back from its file).
+        let numbered = try (0..<bulk).map { n in
+            GnomeKeyring.Item(id: UInt32(n + 1), label: "item \(n)",
+                              attributes: ["service": "bulk", "n": "\(n)", "xdg:schema": "org.freedesktop.Secret.Generic"],
+                              secret: try SecureBytes(Array("secret \(n)".utf8)), created: 1_700_000_000, modified: 1_700_000_000)
+        }
+        let seed = try GnomeKeyringFile.write(GnomeKeyring(label: "Login", created: 1_700_000_000, modified: 1_700_000_000, items: numbered),
+                                              password: try SecureBytes(Array(keyringPassword.utf8)))
+        let writer = try GnomeKeyringDaemon(password: keyringPassword, keyrings: bulk > 0 ? ["login": seed] : [:])
+        defer { writer.remove() }
         func store(_ label: String, _ attributes: [String], _ secret: [UInt8]) throws {
-            let result = try keyring.secretTool(["store", "--label=\(label)"] + attributes, stdin: secret)
+            let result = try writer.secretTool(["store", "--label=\(label)"] + attributes, stdin: secret)
             try #require(result.succeeded, "secret-tool store: \(result)")
         }
         try store("Ünïcode ✓", ["service", "git", "user", "ånn", "empty", ""], Array("s3cret ✓".utf8))
         try store("binary", ["service", "binary"], [0x00, 0x01, 0xFF, 0x80])
+        writer.stop()
+        // What it serves from that file once started again (items it reads from its file have
+        // the schema attribute; those just stored do not, until it reads the file back).
+        let written = try #require(FileManager.default.contents(atPath: writer.keyringsDirectory + "/login.keyring"))
+        let keyring = try GnomeKeyringDaemon(password: keyringPassword, keyrings: ["login": Array(written)])
         let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
         defer { client.close() }
-        let session = try client.openSession()
-        let login = SecretPath.collection(.login)
-        // With the schema attribute libsecret sends (gnome-keyring adds it only to items it
-        // reads back from its file).
-        for n in 0..<bulk {
-            _ = try client.createItem(in: login, label: "item \(n)",
-                                      attributes: ["service": "bulk", "n": "\(n)", "xdg:schema": "org.freedesktop.Secret.Generic"],
-                                      secret: try SecureBytes(Array("secret \(n)".utf8)), session: session)
-        }
-        let served = try client.everyItem(of: login, session: session)
+        let served = try client.everyItem(of: SecretPath.collection(.login), session: try client.openSession())
         try #require(served.count == bulk + 2)
         keyring.stop()
         return (keyring, served)
