@@ -112,9 +112,40 @@ extension DBusConnection {
         _ = try busCall("RemoveMatch", [.string(rule)])
     }
 
+    /// The uid `unixUser(of:)` cached for unique name `name`, if it asked already.
+    public func knownUnixUser(of name: String) -> UInt32? { cachedUID(name) }
+
+    /// The same, without waiting: `completion` runs on the loop thread with the uid (from the
+    /// cache at once, else once the bus answers) or the error (`NameHasNoOwner` once the name
+    /// has left). Owner tracking should be on already (`onNameVanished`; ObjectServer's
+    /// `accessPolicy` turns it on), so that the cache forgets names that leave.
+    public func unixUser(of name: String, completion: @escaping (Result<UInt32, DBusError>) -> Void) {
+        if let uid = cachedUID(name) { return completion(.success(uid)) }
+        let message: DBusMessage
+        do {
+            try DBusNames.requireBusName(name)
+            message = try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                                                 member: "GetConnectionUnixUser", arguments: [.string(name)])
+        } catch {
+            return completion(.failure(error))
+        }
+        callAsync(message) { [weak self] result in
+            completion(result.flatMap { reply -> Result<UInt32, DBusError> in
+                guard let uid = (try? reply.arguments())?.first?.uint32 else {
+                    return .failure(.failed("unexpected GetConnectionUnixUser reply"))
+                }
+                // A reply comes before the NameOwnerChanged of a name leaving after it, which
+                // then forgets the entry.
+                if name.hasPrefix(":") { self?.cacheUID(name, uid) }
+                return .success(uid)
+            })
+        }
+    }
+
     /// The Unix user id of the process owning bus name `name`, asked from the bus
     /// (GetConnectionUnixUser) and cached per unique name until that name vanishes.
-    /// Blocks for one round trip to the bus on a cache miss.
+    /// Blocks for one round trip to the bus on a cache miss: on the loop thread, use the
+    /// completion form.
     public func unixUser(of name: String) throws(DBusError) -> UInt32 {
         if let uid = cachedUID(name) { return uid }
         try DBusNames.requireBusName(name)

@@ -32,12 +32,23 @@ public final class ObjectServer: @unchecked Sendable {
         self.connection = connection
     }
 
+    /// Method calls of senders whose uid the bus is being asked for, in arrival order.
+    private let held = Mutex<[String: [DBusMessage]]>([:])
+    /// Calls held at most per sender while its uid is asked (a client sends its first calls
+    /// without waiting; past this they get LimitsExceeded).
+    static let maxHeldCallsPerSender = 64
+
     /// Decides per call whether a caller may use the served objects; `uid` is the caller's Unix
     /// uid (nil if the bus could not tell). Rejected calls get `AccessDenied`. The uid is looked
-    /// up (and cached) only while a policy is set.
+    /// up (and cached) only while a policy is set, without blocking the loop: a new sender's
+    /// calls wait, in order, for the bus's answer. Setting a policy turns on owner tracking
+    /// (one call to the bus, on the setting thread) so that the cache forgets senders that leave.
     public var accessPolicy: ((_ sender: String, _ uid: UInt32?) -> Bool)? {
         get { policy.withLock { $0?.check } }
-        set { policy.withLock { $0 = newValue.map(Policy.init) } }
+        set {
+            if newValue != nil { try? connection?.enableOwnerTracking() }
+            policy.withLock { $0 = newValue.map(Policy.init) }
+        }
     }
 
     /// Serves every path equal to or below `prefix` from `tree` (replacing an earlier
@@ -96,22 +107,69 @@ public final class ObjectServer: @unchecked Sendable {
     }
 
     func handle(_ message: DBusMessage) {
-        guard let connection, let path = message.path, let member = message.member else { return }
+        guard let connection else { return }
         let sender = message.sender ?? ""
+        guard accessPolicy != nil, !sender.isEmpty else { return decide(message, uid: nil, on: connection) }
+        guard let uid = connection.knownUnixUser(of: sender) else { return hold(message, until: connection) }
+        decide(message, uid: uid, on: connection)
+    }
+
+    /// Serves `message` if the access policy (if any) lets its sender, with `uid`, through.
+    private func decide(_ message: DBusMessage, uid: UInt32?, on connection: DBusConnection) {
+        guard let path = message.path, let member = message.member else { return }
+        let sender = message.sender ?? ""
+        if let check = accessPolicy, !check(sender, uid) {
+            return Self.fail(message, on: connection,
+                             .accessDenied("caller \(sender) (uid \(uid.map(String.init) ?? "unknown")) may not use this service"))
+        }
+        serve(message, connection: connection, path: path, member: member)
+    }
+
+    /// Answers `message` with `error`.
+    private static func fail(_ message: DBusMessage, on connection: DBusConnection, _ error: DBusError) {
+        guard let path = message.path, let member = message.member else { return }
+        MethodCall(message: message, connection: connection, path: path, interface: message.interface ?? "",
+                   member: member, arguments: [], expectedReplySignature: nil).fail(error)
+    }
+
+    /// Keeps a call of a sender whose uid is not known yet; the first one asks the bus, and its
+    /// answer decides every kept call, in order (a sender the bus cannot tell has no uid).
+    private func hold(_ message: DBusMessage, until connection: DBusConnection) {
+        let sender = message.sender ?? ""
+        enum Outcome { case asks, waits, refused }
+        let outcome = held.withLock { held -> Outcome in
+            guard var waiting = held[sender] else {
+                held[sender] = [message]
+                return .asks
+            }
+            guard waiting.count < Self.maxHeldCallsPerSender else { return .refused }
+            waiting.append(message)
+            held[sender] = waiting
+            return .waits
+        }
+        switch outcome {
+        case .waits:
+            return
+        case .refused:
+            Self.fail(message, on: connection,
+                      .limitsExceeded("more than \(Self.maxHeldCallsPerSender) calls sent before the bus said who \(sender) is"))
+        case .asks:
+            connection.unixUser(of: sender) { [weak self] result in
+                guard let self else { return }
+                let waiting = held.withLock { $0.removeValue(forKey: sender) } ?? []
+                for call in waiting { decide(call, uid: try? result.get(), on: connection) }
+            }
+        }
+    }
+
+    /// Dispatches a call the access policy let through.
+    private func serve(_ message: DBusMessage, connection: DBusConnection, path: ObjectPath, member: String) {
         let requestedInterface = message.interface
         let signature = message.signature.rawValue
 
         func fail(_ error: DBusError, interface: String = requestedInterface ?? "") {
             MethodCall(message: message, connection: connection, path: path, interface: interface,
                        member: member, arguments: [], expectedReplySignature: nil).fail(error)
-        }
-
-        if let check = accessPolicy {
-            let uid = sender.isEmpty ? nil : try? connection.unixUser(of: sender)
-            guard check(sender, uid) else {
-                fail(.accessDenied("caller \(sender) (uid \(uid.map(String.init) ?? "unknown")) may not use this service"))
-                return
-            }
         }
 
         var (node, regs) = resolve(path)
