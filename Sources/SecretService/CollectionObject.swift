@@ -24,11 +24,7 @@ struct CollectionObject: DBusObject {
                     let others = verdict.refused(among: items).count - 1
                     return call.fail(AccessGate.refusal(.deleteCollection, of: first, to: verdict.application, because: why, others: others))
                 }
-                do {
-                    call.reply(try object.delete(caller: call.sender))
-                } catch {
-                    call.fail(error)
-                }
+                object.delete(call: call)
             }
             return .deferred
         }
@@ -64,24 +60,47 @@ struct CollectionObject: DBusObject {
         }
     }
 
-    /// Only `Label` is writable; the object server has checked the value is a string.
+    /// Only `Label` is writable; the object server has checked the value is a string. The
+    /// label is written off the loop, in turn with the collection's item changes.
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
-        try server.keychain.collection(id).setLabel(try String(dbusValue: value))
-        server.emitPropertiesChanged(path, Collection.name, changed: [name: value])
-        server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
-        return .empty
+        let label = try String(dbusValue: value)
+        let (server, id, path, keychain) = (server, id, path, server.keychain)
+        server.perform(in: id) {
+            do throws(CofferError) {
+                try keychain.collection(id).setLabel(label)
+            } catch {
+                return call.fail(error)
+            }
+            call.connection.post {
+                server.emitPropertiesChanged(path, Collection.name, changed: [name: value])
+                server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(path)])
+                call.reply([])
+            }
+        }
+        return .deferred
     }
 
-    private func delete(caller: String) throws -> PromptArgument {
+    /// Deletes the collection off the loop, after the item changes queued before; answers `call`.
+    private func delete(call: MethodCall) {
         let label = try? server.keychain.info(id).label
-        try server.keychain.deleteCollection(id)
-        server.log("collection \(id) deleted by \(caller)")
-        server.audit(by: caller) { [id] application in
-            AuditEvent(action: .delete, outcome: .ok, application: application, collection: id, label: label, detail: "collection deleted")
+        let (server, id, path, keychain) = (server, id, path, server.keychain)
+        server.perform(in: id) {
+            do throws(CofferError) {
+                try keychain.deleteCollection(id)
+            } catch {
+                return call.fail(error)
+            }
+            call.connection.post {
+                server.forgetWriter(of: id)
+                server.log("collection \(id) deleted by \(call.sender)")
+                server.audit(by: call.sender) { application in
+                    AuditEvent(action: .delete, outcome: .ok, application: application, collection: id, label: label, detail: "collection deleted")
+                }
+                server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionDeleted, [.objectPath(path)])
+                server.collectionsChanged()
+                call.reply(PromptArgument(prompt: SecretPath.none))
+            }
         }
-        server.emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionDeleted, [.objectPath(path)])
-        server.collectionsChanged()
-        return .init(prompt: SecretPath.none)
     }
 
     /// Answers `call` once the item is durable (or a prompt must unlock the collection first).

@@ -12,10 +12,16 @@ import SystemKit
 /// no item touched twice), since a commit decides each against the collection as it was before
 /// it; a batch that fails is committed again change by change, so that each gets its own outcome.
 final class CollectionWriter: Sendable {
-    struct Job: Sendable {
-        let change: ItemChange
-        /// Called off the loop with the outcome (once durable).
-        let done: @Sendable (Result<ChangedItem, CofferError>) -> Void
+    /// A change of an item, or other work on the collection (`perform`), which runs alone,
+    /// between the commits of the changes queued before and after it.
+    enum Job: Sendable {
+        /// `done` is called off the loop with the outcome (once durable).
+        case change(ItemChange, done: @Sendable (Result<ChangedItem, CofferError>) -> Void)
+        case work(@Sendable () -> Void)
+
+        var change: ItemChange? {
+            if case .change(let change, _) = self { change } else { nil }
+        }
     }
 
     /// The jobs queued, and whether the writer's thread runs.
@@ -50,8 +56,18 @@ final class CollectionWriter: Sendable {
 
     /// Queues `change`; `done` gets its outcome.
     func submit(_ change: ItemChange, done: @escaping @Sendable (Result<ChangedItem, CofferError>) -> Void) {
+        enqueue(.change(change, done: done))
+    }
+
+    /// Queues `work` (a change of the collection itself: its label, its deletion), to run on the
+    /// writer's thread after the changes queued before it are durable and before those after.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.work(work))
+    }
+
+    private func enqueue(_ job: Job) {
         let start = pending.withLock { queue -> Bool in
-            queue.jobs.append(Job(change: change, done: done))
+            queue.jobs.append(job)
             defer { queue.running = true }
             return !queue.running
         }
@@ -83,11 +99,18 @@ final class CollectionWriter: Sendable {
                 threads.busy(ObjectIdentifier(self))
                 continue
             }
-            // Each batch is the longest run of jobs at the front that do not interact; the
-            // jobs are taken off the list, so that only the batch holds their changes.
+            // Each batch is the longest run of changes at the front that do not interact; the
+            // jobs are taken off the list, so that only the batch holds their changes. Other
+            // work runs alone, in its turn.
             while !jobs.isEmpty {
+                if case .work(let work) = jobs[0] {
+                    jobs.removeFirst()
+                    work()
+                    continue
+                }
                 var end = 1
-                while end < jobs.count, !jobs[..<end].contains(where: { Self.interact($0.change, jobs[end].change) }) {
+                while end < jobs.count, let next = jobs[end].change,
+                      !jobs[..<end].contains(where: { Self.interact($0.change!, next) }) {
                     end += 1
                 }
                 let batch = Array(jobs[..<end])
@@ -114,9 +137,14 @@ final class CollectionWriter: Sendable {
     /// are released, and so wiped, before any reply leaves: the jobs let go of them here, and
     /// the collection empties `changes` before it acknowledges them.
     private func commit(_ batch: consuming [Job]) {
-        let replies = batch.map(\.done)
-        var changes = batch.map(\.change)
-        _ = consume batch
+        var replies: [@Sendable (Result<ChangedItem, CofferError>) -> Void] = []
+        var changes: [ItemChange] = []
+        var jobs = consume batch
+        for case .change(let change, let done) in jobs {
+            changes.append(change)
+            replies.append(done)
+        }
+        jobs = []
         do throws(CofferError) {
             try keychain.commit(&changes, in: collection) { changed in
                 for (reply, item) in zip(replies, changed) { reply(.success(item)) }

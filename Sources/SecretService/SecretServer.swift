@@ -374,8 +374,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
         gate.application(of: client) { [self] identified in
             let application = identified?.application
             autoLock.used(id)
-            let writer = writers[id] ?? CollectionWriter(keychain: keychain, collection: id)
-            writers[id] = writer
+            let writer = writer(of: id)
             let followUp = connection.reserveFollowUp()
             writer.submit(change) { outcome in
                 // Queued before the reply leaves: the client's next call, which may come as
@@ -385,4 +384,27 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
             }
         }
     }
+
+    /// `id`'s writer (made on first use).
+    private func writer(of id: CollectionID) -> CollectionWriter {
+        if let writer = writers[id] { return writer }
+        let writer = CollectionWriter(keychain: keychain, collection: id)
+        writers[id] = writer
+        return writer
+    }
+
+    /// Runs `work` off the loop on `id`'s writer, after the item changes queued before it are
+    /// durable: what changes the collection file itself (its label, its deletion) never makes
+    /// the loop wait for the disk. `work` then posts its outcome to the loop.
+    func perform(in id: CollectionID, _ work: @escaping @Sendable () -> Void) {
+        writer(of: id).perform(work)
+    }
+
+    /// Forgets the writer of a collection that was deleted (it ends once idle).
+    func forgetWriter(of id: CollectionID) {
+        writers[id] = nil
+    }
+
+    /// Alias changes, one at a time, off the loop (each replaces the `aliases` file).
+    let aliasWrites = DispatchQueue(label: "coffer.aliases")
 }

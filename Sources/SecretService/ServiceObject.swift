@@ -37,9 +37,9 @@ struct ServiceObject: DBusObject {
         .on(Service.ReadAlias.self) { object, input, _ in
             .init(collection: try object.server.keychain.resolveAlias(input.name).map(SecretPath.collection) ?? SecretPath.none)
         }
-        .on(Service.SetAlias.self) { object, input, _ in
-            try object.setAlias(input.name, to: input.collection)
-            return NoArguments()
+        .deferring(Service.SetAlias.self) { object, input, call in
+            try object.setAlias(input.name, to: input.collection, call: call)
+            return .deferred
         }
         .deferring(GnomeKeyring.CreateWithMasterPassword.self) { try $0.createWithPassword($1, call: $2) }
         .deferring(GnomeKeyring.UnlockWithMasterPassword.self) { try $0.unlockWithPassword($1, call: $2) }
@@ -75,23 +75,32 @@ struct ServiceObject: DBusObject {
                      locked: results.filter(\.isLocked).map { SecretPath.item($0.reference) })
     }
 
-    /// Sets or removes an alias; `default`, while it names a collection whose policy is not
-    /// `open`, is not pointed elsewhere over the bus (`Keychain.collectionGuarding`):
+    /// Sets or removes an alias, off the loop and one change at a time (each is checked against
+    /// the aliases the one before left); `default`, while it names a collection whose policy
+    /// is not `open`, is not pointed elsewhere over the bus (`Keychain.collectionGuarding`):
     /// `coffer alias` does that with the collection's password.
-    private func setAlias(_ name: String, to path: ObjectPath) throws {
+    private func setAlias(_ name: String, to path: ObjectPath, call: MethodCall) throws {
         var id: CollectionID?
         if path != SecretPath.none {
             guard let target = server.collectionID(at: path) else { throw SecretServiceError.noSuchObject("no collection at \(path)") }
             id = target
         }
-        try server.keychain.checkAlias(name, to: id)
-        if let guarded = try server.keychain.collectionGuarding(alias: name, changedTo: id) {
-            let command = id.map { "coffer alias set \(name) --collection \($0)" } ?? "coffer alias remove \(name)"
-            throw DBusError.accessDenied("Access denied: the default collection is '\(guarded)', whose items belong to the "
-                + "applications that made them; making another the default would send their new secrets there, so it takes the "
-                + "password of '\(guarded)': \(command)")
+        let keychain = server.keychain
+        server.aliasWrites.async { [id] in
+            do {
+                try keychain.checkAlias(name, to: id)
+                if let guarded = try keychain.collectionGuarding(alias: name, changedTo: id) {
+                    let command = id.map { "coffer alias set \(name) --collection \($0)" } ?? "coffer alias remove \(name)"
+                    throw DBusError.accessDenied("Access denied: the default collection is '\(guarded)', whose items belong to the "
+                        + "applications that made them; making another the default would send their new secrets there, so it "
+                        + "takes the password of '\(guarded)': \(command)")
+                }
+                try keychain.setAlias(name, to: id)
+                call.reply([])
+            } catch {
+                call.fail(error)
+            }
         }
-        try server.keychain.setAlias(name, to: id)
     }
 
     private func changePasswordPrompt(_ path: ObjectPath, caller: String) throws -> PromptArgument {
