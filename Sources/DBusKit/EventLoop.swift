@@ -130,6 +130,18 @@ final class EventLoop: @unchecked Sendable {
     /// How many times the loop was woken through its pipe (for tests).
     let wakeUps = Atomic(0)
 
+    /// The longest the loop spent on one message, piece of posted work or follow-up, in
+    /// nanoseconds (written by the loop thread alone).
+    let longestDispatch = Atomic<UInt64>(0)
+
+    /// Runs `work`, noting how long it took in `longestDispatch`.
+    private func timed(_ work: () -> Void) {
+        let began = EventLoop.nanoseconds()
+        work()
+        let took = EventLoop.nanoseconds() - began
+        if took > longestDispatch.load(ordering: .relaxed) { longestDispatch.store(took, ordering: .relaxed) }
+    }
+
     /// Wakes the loop unless the caller is the loop itself: between two polls the loop reads
     /// watches, dispatch status and posted work afresh, so a wake-up from its own thread would
     /// only cost a write, a read and an extra poll cycle (several per message).
@@ -292,7 +304,7 @@ final class EventLoop: @unchecked Sendable {
             while dispatched < 64, dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
                 // A message is next, dispatched while follow-ups wait (if any do).
                 followed = followed || shared.withLock { !$0.followUps.isEmpty }
-                _ = dbus_connection_dispatch(connection)
+                timed { _ = dbus_connection_dispatch(connection) }
                 dispatched += 1
             }
             runFollowUps(followed: followed)
@@ -313,7 +325,7 @@ final class EventLoop: @unchecked Sendable {
             s.posted = []
             return (w, s.stopRequested)
         }
-        for item in work { item() }
+        for item in work { timed(item) }
         return stopping
     }
 
@@ -325,7 +337,7 @@ final class EventLoop: @unchecked Sendable {
             s.followUps.isDue(followed: followed, now: EventLoop.nanoseconds()) ? min(s.followUps.count, Self.followUpsPerIteration) : 0
         }
         while budget > 0, let next = shared.withLock({ $0.followUps.next() }) {
-            next.work()
+            timed(next.work)
             budget -= 1
             let cut = shared.withLock { s -> Bool in
                 budget += s.followUps.finished()

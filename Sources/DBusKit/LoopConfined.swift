@@ -29,4 +29,9 @@ public struct LoopConfined<Value>: @unchecked Sendable {
 extension DBusConnection {
     /// True on the thread currently inside `run()`.
     public var isOnLoopThread: Bool { loop.isOnLoopThread }
+
+    /// The longest the loop has spent on one message (its handler, until it replied or
+    /// deferred), one piece of posted work or one follow-up: how long another client's call
+    /// may have waited behind it.
+    public var longestDispatch: Duration { .nanoseconds(loop.longestDispatch.load(ordering: .relaxed)) }
 }

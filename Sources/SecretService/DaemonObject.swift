@@ -16,6 +16,9 @@ struct DaemonObject: DBusObject {
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
         if name == CofferDaemonInterface.Property.collections { return CollectionAccessSummary.value(collections()) }
+        if name == CofferDaemonInterface.Property.longestDispatch {
+            return .uint64(UInt64(server.connection.longestDispatch / .microseconds(1)))
+        }
         guard let value = description.value(of: name) else { throw DBusError.unknownProperty("\(interface) has no property \(name)") }
         return value
     }

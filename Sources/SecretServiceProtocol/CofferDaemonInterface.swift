@@ -16,6 +16,7 @@ public enum CofferDaemonInterface {
         PropertyDescription(Property.pinentryProgram, .string),
         PropertyDescription(Property.pinentryEnvironment, .stringDictionary),
         PropertyDescription(Property.collections, CollectionAccessSummary.signature),
+        PropertyDescription(Property.longestDispatch, .uint64),
     ])
 
     public enum Property {
@@ -33,6 +34,9 @@ public enum CofferDaemonInterface {
         /// Each unlocked collection's policy and how many of its items no verified application
         /// owns (`CollectionAccessSummary`); locked collections are left out.
         public static let collections = "Collections"
+        /// The longest its D-Bus loop has spent on one call or piece of work since it started,
+        /// in microseconds: how long another client's call may have waited behind one.
+        public static let longestDispatch = "LongestDispatchMicroseconds"
     }
 
     /// The environment variables `PinentryEnvironment` carries: where a prompt can be shown

@@ -103,11 +103,13 @@ extension FileDescriptor {
 
     /// `fdatasync(2)`: returns once the written data is on the disk.
     public func synchronizeData() throws(Errno) {
+        TestFlushDelay.wait()
         _ = try retryingInterrupted("fdatasync") { fdatasync(rawValue) }
     }
 
     /// `fsync(2)`: data and metadata (for a directory: its entries) reach the disk.
     public func synchronize() throws(Errno) {
+        TestFlushDelay.wait()
         _ = try retryingInterrupted("fsync") { fsync(rawValue) }
     }
 

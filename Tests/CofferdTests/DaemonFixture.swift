@@ -28,6 +28,8 @@ final class DaemonFixture: @unchecked Sendable {
     private let pinentryProgram: String?
     /// Options given to every cofferd this fixture starts.
     private let daemonOptions: [String]
+    /// Variables added to the environment of every cofferd this fixture starts.
+    private let daemonEnvironment: [String: String]
     /// The bus cofferd takes for the system bus (none: a socket that does not exist).
     private let systemBus: PrivateBus?
     /// The settings file cofferd and coffer read (`$XDG_CONFIG_HOME/coffer/coffer.conf`).
@@ -36,16 +38,18 @@ final class DaemonFixture: @unchecked Sendable {
     /// Starts a bus and cofferd. With `unlock`, `password` is piped to `--unlock` (creating
     /// `login` on first start). With `pinentry`, FakePinentry answers prompts from `script`.
     /// `pinentryProgram` replaces FakePinentry (e.g. a path that does not exist). `systemBus`
-    /// stands in for the system bus; `lockSettings` is the settings file's text.
+    /// stands in for the system bus; `lockSettings` is the settings file's text;
+    /// `daemonEnvironment` is added to cofferd's environment.
     init(unlock: Bool = true, password: String = DaemonFixture.loginPassword,
          pinentry: [String]? = nil, pinentryProgram: String? = nil, daemonOptions: [String] = [],
-         systemBus: PrivateBus? = nil, lockSettings: String? = nil) throws {
+         daemonEnvironment: [String: String] = [:], systemBus: PrivateBus? = nil, lockSettings: String? = nil) throws {
         root = NSTemporaryDirectory() + "cofferd-e2e-" + UUID().uuidString
         dataDir = root + "/data"
         pinentryScript = root + "/pinentry-script"
         pinentryLog = root + "/pinentry-log"
         self.pinentryProgram = pinentryProgram
         self.daemonOptions = daemonOptions
+        self.daemonEnvironment = daemonEnvironment
         self.systemBus = systemBus
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/home/.config/coffer", withIntermediateDirectories: true)
@@ -121,7 +125,7 @@ final class DaemonFixture: @unchecked Sendable {
         let pinentry = pinentryProgram ?? Self.fakePinentryPath ?? root + "/no-pinentry"
         let arguments = ["--foreground", "--data-dir", dataDir, "--pinentry", pinentry]
             + daemonOptions + extra
-        let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(), stdin: stdin)
+        let child = try ChildProcess(try Self.cofferdPath, arguments: arguments, environment: environment(daemonEnvironment), stdin: stdin)
         daemon = child
         do {
             try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: child, previousOwner: previousOwner)
