@@ -28,20 +28,61 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
     private let consent: (any ConsentAsker)?
     private let auditRecorder: (any AuditRecorder)?
     private let lockSettings: @Sendable () -> LockConfiguration
-    /// Re-unlocks a collection that locked by itself, within its window (none: password only).
-    public var fingerprint: (any FingerprintReader)?
+    /// What the server changes as it serves: the loop thread's alone (checked: `LoopOwned`).
+    struct LoopState {
+        var sessions: [UInt64: TransferSession] = [:]
+        /// How many sessions each client holds.
+        var sessionCounts: [String: Int] = [:]
+        var nextSession: UInt64 = 1
+        /// Counts session opens and uses: the clock `TransferSession.lastUsed` is read on.
+        var sessionClock: UInt64 = 0
+        var prompts: [UInt64: Prompt] = [:]
+        var nextPrompt: UInt64 = 1
+        /// One writer per collection written to (see `CollectionWriter`).
+        var writers: [CollectionID: CollectionWriter] = [:]
+        var tokens: [HandlerToken] = []
+    }
+    private let state: LoopOwned<LoopState>
 
-    private(set) var sessions: [UInt64: TransferSession] = [:]
-    /// How many sessions each client holds.
-    private var sessionCounts: [String: Int] = [:]
-    private var nextSession: UInt64 = 1
-    /// Counts session opens and uses: the clock `TransferSession.lastUsed` is read on.
-    private var sessionClock: UInt64 = 0
-    var prompts: [UInt64: Prompt] = [:]
-    private var nextPrompt: UInt64 = 1
-    /// One writer per collection written to (see `CollectionWriter`).
-    private var writers: [CollectionID: CollectionWriter] = [:]
-    private var tokens: [HandlerToken] = []
+    /// Re-unlocks a collection that locked by itself, within its window (none: password only).
+    /// Set before the loop runs; read by the threads that show password dialogs.
+    public var fingerprint: (any FingerprintReader)? {
+        get { fingerprintReader.withLock { $0 } }
+        set { fingerprintReader.withLock { $0 = newValue } }
+    }
+    private let fingerprintReader = Mutex<(any FingerprintReader)?>(nil)
+    private(set) var sessions: [UInt64: TransferSession] {
+        get { state.value.sessions }
+        _modify { yield &state.value.sessions }
+    }
+    private var sessionCounts: [String: Int] {
+        get { state.value.sessionCounts }
+        _modify { yield &state.value.sessionCounts }
+    }
+    private var nextSession: UInt64 {
+        get { state.value.nextSession }
+        _modify { yield &state.value.nextSession }
+    }
+    private var sessionClock: UInt64 {
+        get { state.value.sessionClock }
+        _modify { yield &state.value.sessionClock }
+    }
+    var prompts: [UInt64: Prompt] {
+        get { state.value.prompts }
+        _modify { yield &state.value.prompts }
+    }
+    private var nextPrompt: UInt64 {
+        get { state.value.nextPrompt }
+        _modify { yield &state.value.nextPrompt }
+    }
+    private var writers: [CollectionID: CollectionWriter] {
+        get { state.value.writers }
+        _modify { yield &state.value.writers }
+    }
+    private var tokens: [HandlerToken] {
+        get { state.value.tokens }
+        _modify { yield &state.value.tokens }
+    }
 
     /// How many sessions one client (unique bus name) may hold open; opening one more closes
     /// its least recently used session. gnome-keyring has no limit, and clients such as
@@ -71,6 +112,7 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {
                 log: @escaping @Sendable (String) -> Void) {
         self.keychain = keychain
         self.connection = connection
+        state = LoopOwned(LoopState(), on: connection)
         self.passwords = passwords
         self.log = log
         passwordChecks = PasswordChecks(secondsLeft: { [keychain] id in keychain.secondsBeforeNextUnlock(id) })
