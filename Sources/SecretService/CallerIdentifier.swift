@@ -35,7 +35,7 @@ public final class CallerIdentifier: Sendable {
     typealias StatReader = @Sendable (Int32) throws(ProcessIdentityError) -> ProcessStat
 
     private let connection: DBusConnection
-    private let state: LoopConfined<State>
+    private let state: LoopOwned<State>
     private let askBus: CredentialsQuery
     private let readProcess: ProcessReader
     private let readStat: StatReader
@@ -72,7 +72,7 @@ public final class CallerIdentifier: Sendable {
          readStat: @escaping StatReader = { pid throws(ProcessIdentityError) in try ProcessStat.read(processID: pid) },
          digests: ExecutableDigests = ExecutableDigests()) {
         self.connection = connection
-        self.state = LoopConfined(State(capacity: capacity), on: connection)
+        self.state = LoopOwned(State(capacity: capacity), on: connection)
         self.askBus = askBus
         self.readProcess = readProcess
         self.readStat = readStat
@@ -140,7 +140,7 @@ public final class CallerIdentifier: Sendable {
             completion(digest)
             return
         }
-        let completion = LoopConfined(completion, on: connection)
+        let completion = LoopOwned(completion, on: connection)
         Self.hashing.async { [connection] in
             let digest = caller.executableDigest
             connection.post { completion.value(digest) }

@@ -24,7 +24,7 @@ final class VaultObject: DBusObject {
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
         switch call.member {
         case "SetSecret":
-            let me = LoopConfined(self, on: call.connection)
+            let me = LoopOwned(self, on: call.connection)
             let input = call.arguments[0]
             DispatchQueue.global().async {
                 usleep(50_000)                                   // "KDF"
@@ -69,7 +69,7 @@ final class VaultObject: DBusObject {
         #expect(reply.first?.structureFields?[2] == .bytes([0xf0, 0x0f]))
         // Read the object's state on its own thread.
         let onLoop = Mutex<Bool?>(nil)
-        let confined = LoopConfined(vault, on: h.server)
+        let confined = LoopOwned(vault, on: h.server)
         h.server.post { onLoop.withLock { $0 = confined.value.storedOnLoopThread } }
         #expect(eventually { onLoop.withLock { $0 } != nil })
         #expect(onLoop.withLock { $0 } == true)
