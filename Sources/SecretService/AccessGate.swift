@@ -15,7 +15,7 @@ import SystemKit
 /// has at most `maxPendingPerApplication` dialogs waiting and all at most `maxPending`; what the
 /// user denied an application stays denied, without asking, for `denialMemory` seconds (or
 /// until a grant); a dialog whose client left the bus before its turn is not shown.
-final class AccessGate: @unchecked Sendable {
+final class AccessGate: Sendable {
     unowned let server: SecretServer
     private let identifier: CallerIdentifier
     let consent: (any ConsentAsker)?
@@ -26,10 +26,22 @@ final class AccessGate: @unchecked Sendable {
         let item: ItemReference
         let action: AccessAction
     }
-    /// What the user denied, until when (seconds since 1970).
-    private var denied: [Denial: UInt64] = [:]
-    /// Consent dialogs asked for and not yet answered, per application.
-    private var pending: [Application: Int] = [:]
+    private struct State {
+        /// What the user denied, until when (seconds since 1970).
+        var denied: [Denial: UInt64] = [:]
+        /// Consent dialogs asked for and not yet answered, per application.
+        var pending: [Application: Int] = [:]
+    }
+    /// The loop thread's (checked).
+    private let state: LoopOwned<State>
+    private var denied: [Denial: UInt64] {
+        get { state.value.denied }
+        _modify { yield &state.value.denied }
+    }
+    private var pending: [Application: Int] {
+        get { state.value.pending }
+        _modify { yield &state.value.pending }
+    }
     /// Clients that left the bus (read by the dialog thread before showing their dialog).
     let departed = Mutex<Set<String>>([])
 
@@ -44,6 +56,7 @@ final class AccessGate: @unchecked Sendable {
         self.identifier = identifier
         self.consent = consent
         self.audit = audit
+        state = LoopOwned(State(), on: server.connection)
     }
 
     /// The application behind `client`, or nil with a log line when it cannot be told.

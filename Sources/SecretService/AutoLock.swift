@@ -8,9 +8,9 @@ import SecretServiceProtocol
 /// and when the user's last session ends. Locking wipes the key, dismisses the prompts
 /// pending, closes the dialogs on screen, and is announced like any other lock.
 ///
-/// Loop thread only. One timer at a time, set for the earliest idle deadline (and at most a
-/// minute ahead, so that changed settings apply within a minute).
-final class AutoLock: @unchecked Sendable {
+/// Loop thread only (its state is `LoopOwned`). One timer at a time, set for the earliest idle
+/// deadline (and at most a minute ahead, so that changed settings apply within a minute).
+final class AutoLock: Sendable {
     /// Why collections lock.
     enum Trigger: Equatable, CustomStringConvertible {
         case idle(seconds: UInt64)
@@ -29,21 +29,42 @@ final class AutoLock: @unchecked Sendable {
     }
 
     private unowned let server: SecretServer
-    private let settings: () -> LockConfiguration
-    private var lastUse: [CollectionID: ContinuousClock.Instant] = [:]
-    /// When each collection was last unlocked with its password: its fingerprint window starts.
-    private var passwordUnlock: [CollectionID: ContinuousClock.Instant] = [:]
-    /// The deadline the timer is set for, and its number (a fired timer that is not the latest does nothing).
-    private var timer: (deadline: ContinuousClock.Instant, number: UInt64)?
-    private var timers: UInt64 = 0
+    private let settings: @Sendable () -> LockConfiguration
+
+    private struct State {
+        var lastUse: [CollectionID: ContinuousClock.Instant] = [:]
+        /// When each collection was last unlocked with its password: its fingerprint window starts.
+        var passwordUnlock: [CollectionID: ContinuousClock.Instant] = [:]
+        /// The deadline the timer is set for, and its number (a fired timer that is not the latest does nothing).
+        var timer: (deadline: ContinuousClock.Instant, number: UInt64)?
+        var timers: UInt64 = 0
+    }
+    private let state: LoopOwned<State>
+    private var lastUse: [CollectionID: ContinuousClock.Instant] {
+        get { state.value.lastUse }
+        _modify { yield &state.value.lastUse }
+    }
+    private var passwordUnlock: [CollectionID: ContinuousClock.Instant] {
+        get { state.value.passwordUnlock }
+        _modify { yield &state.value.passwordUnlock }
+    }
+    private var timer: (deadline: ContinuousClock.Instant, number: UInt64)? {
+        get { state.value.timer }
+        _modify { yield &state.value.timer }
+    }
+    private var timers: UInt64 {
+        get { state.value.timers }
+        _modify { yield &state.value.timers }
+    }
 
     /// The longest the timer is set ahead.
     static let recheck: Duration = .seconds(60)
 
     /// - settings: the lock settings as they are now (read from the settings file).
-    init(server: SecretServer, settings: @escaping () -> LockConfiguration) {
+    init(server: SecretServer, settings: @escaping @Sendable () -> LockConfiguration) {
         self.server = server
         self.settings = settings
+        state = LoopOwned(State(), on: server.connection)
     }
 
     /// Starts counting idle time for the collections unlocked now.
