@@ -26,7 +26,7 @@ public struct MemoryBudget: Equatable, Sendable {
 /// reads them, so the session collection cannot exhaust the fixed secure pool. What the items
 /// take is counted against a `MemoryBudget`; a change past it fails with `limitExceeded` and
 /// changes nothing.
-public final class MemoryCollection: CollectionBackend, @unchecked Sendable {
+public final class MemoryCollection: CollectionBackend, Sendable {
     private struct Entry {
         var metadata: ItemMetadata
         /// Nonce, then the AES-GCM ciphertext and tag of the secret.

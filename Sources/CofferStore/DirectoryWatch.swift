@@ -12,7 +12,7 @@ import SystemKit
 /// known to be local), where it is unavailable (no instances left), and for good once the
 /// directory itself is removed, renamed or replaced (its parent is watched for that), every
 /// question is answered "changed", which is slower but still exact.
-final class DirectoryWatch: @unchecked Sendable {
+final class DirectoryWatch: Sendable {
     /// Where a reader's knowledge stands: the watch's version when it last looked.
     struct Mark: Sendable {
         fileprivate var version: UInt64 = 0

@@ -7,7 +7,7 @@ import SystemKit
 /// The encrypted on-disk store: one `<id>.coffer` file per collection (plus a `<id>.lock`
 /// file for locking between processes, which also holds its `AcknowledgementMark`) and an
 /// `aliases` file, in a directory only its owner can read (0700; files 0600).
-public final class FileStore: CollectionProvider, @unchecked Sendable {
+public final class FileStore: CollectionProvider, Sendable {
     public let directory: String
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void

@@ -1,5 +1,6 @@
 import DBusKit
 import Foundation
+import Synchronization
 
 /// The real `gnome-keyring-daemon` (its secrets component) on a private bus, with a home of its
 /// own in a temporary directory: for tests that read its files or talk to it as a client would.
@@ -7,13 +8,13 @@ import Foundation
 /// Started with `--unlock`, it creates its `login` keyring with `password` (unless empty) and
 /// writes `<dataHome>/keyrings/login.keyring`. `stop()` ends it (its files are then complete);
 /// `remove()` also deletes its home and bus.
-public final class GnomeKeyringDaemon: @unchecked Sendable {
+public final class GnomeKeyringDaemon: Sendable {
     /// The executable, when installed.
     public static var executable: String? { Executables.inPath("gnome-keyring-daemon") }
 
     public let bus: PrivateBus
     public let home: String
-    private var child: ChildProcess?
+    private let child: Mutex<ChildProcess?>
 
     /// Starts the daemon; `keyrings` (file name without `.keyring` to contents) are put in its
     /// keyrings directory first, for it to load.
@@ -25,11 +26,11 @@ public final class GnomeKeyringDaemon: @unchecked Sendable {
             try Data(contents).write(to: URL(fileURLWithPath: home + "/data/keyrings/\(name).keyring"))
         }
         bus = try PrivateBus()
-        let child = try ChildProcess(executable, arguments: ["--unlock", "--foreground", "--components=secrets"],
-                                     environment: environment(), stdin: Array(password.utf8))
-        self.child = child
+        let started = try ChildProcess(executable, arguments: ["--unlock", "--foreground", "--components=secrets"],
+                                       environment: Self.environment(bus: bus, home: home), stdin: Array(password.utf8))
+        child = Mutex(started)
         do {
-            try bus.waitForOwner(of: "org.freedesktop.secrets", startedBy: child)
+            try bus.waitForOwner(of: "org.freedesktop.secrets", startedBy: started)
         } catch {
             remove()
             throw error
@@ -41,8 +42,10 @@ public final class GnomeKeyringDaemon: @unchecked Sendable {
     public var keyringsDirectory: String { dataHome + "/keyrings" }
 
     /// The environment a client of it needs (the bus, and its home for secret-tool).
-    public func environment() -> [String: String] {
-        bus.environment(["HOME": home, "XDG_DATA_HOME": dataHome, "XDG_RUNTIME_DIR": home,
+    public func environment() -> [String: String] { Self.environment(bus: bus, home: home) }
+
+    private static func environment(bus: PrivateBus, home: String) -> [String: String] {
+        bus.environment(["HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": home,
                          "XDG_CONFIG_HOME": home + "/config"])
     }
 
@@ -55,8 +58,10 @@ public final class GnomeKeyringDaemon: @unchecked Sendable {
     /// Stops the daemon (SIGTERM); its files are complete afterwards.
     @discardableResult
     public func stop() -> ChildResult? {
-        defer { child = nil }
-        return child?.terminate(grace: 5)
+        child.withLock { running in
+            defer { running = nil }
+            return running?.terminate(grace: 5)
+        }
     }
 
     /// Stops it and deletes its home and bus.

@@ -2,7 +2,7 @@ import Dispatch
 internal import SystemKit
 
 /// Runs a connection's event loop on a background thread until `stop()`.
-public final class LoopThread: @unchecked Sendable {
+public final class LoopThread: Sendable {
     public let connection: DBusConnection
     private let finished = DispatchSemaphore(value: 0)
 

@@ -24,7 +24,7 @@ import Synchronization
 /// let secret = try client.secret(of: found[0], session: session)
 /// try client.deleteItem(item)
 /// ```
-public final class SecretServiceClient: @unchecked Sendable {
+public final class SecretServiceClient: Sendable {
     /// The well-known name providers own.
     public static let busName = "org.freedesktop.secrets"
     /// Key derivations (Argon2id in cofferd) and prompts take time: calls that may need them
