@@ -22,9 +22,9 @@ public final class ObjectServer: @unchecked Sendable {
     private let registrations = Mutex(Registrations())
     /// The policy closure, boxed in a struct: a bare function type stored in the generic
     /// `Mutex` would be reabstracted on every `inout` access, and the thunks written back
-    /// would pile up, making each call slower than the last. Sendable by hand, as the server is.
-    private struct Policy: @unchecked Sendable {
-        let check: (_ sender: String, _ uid: UInt32?) -> Bool
+    /// would pile up, making each call slower than the last.
+    private struct Policy: Sendable {
+        let check: @Sendable (_ sender: String, _ uid: UInt32?) -> Bool
     }
     private let policy = Mutex<Policy?>(nil)
 
@@ -43,7 +43,7 @@ public final class ObjectServer: @unchecked Sendable {
     /// up (and cached) only while a policy is set, without blocking the loop: a new sender's
     /// calls wait, in order, for the bus's answer. Setting a policy turns on owner tracking
     /// (one call to the bus, on the setting thread) so that the cache forgets senders that leave.
-    public var accessPolicy: ((_ sender: String, _ uid: UInt32?) -> Bool)? {
+    public var accessPolicy: (@Sendable (_ sender: String, _ uid: UInt32?) -> Bool)? {
         get { policy.withLock { $0?.check } }
         set {
             if newValue != nil { try? connection?.enableOwnerTracking() }

@@ -12,7 +12,7 @@ import SystemKit
 /// (org.freedesktop.login1, org.freedesktop.ScreenSaver, org.gnome.ScreenSaver).
 /// Before sleep, a delay inhibitor (logind's `Inhibit("sleep", …, "delay")`) holds the system
 /// until the collections are locked.
-public final class LockTriggers: @unchecked Sendable {
+public final class LockTriggers: Sendable {
     static let logind = "org.freedesktop.login1"
     static let managerPath: ObjectPath = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
@@ -23,11 +23,10 @@ public final class LockTriggers: @unchecked Sendable {
     private let system: DBusConnection?
     private let userID = ProcessControl.userID
     /// This user's logind sessions (id → path), on the system connection's loop thread.
-    private var sessions: [String: ObjectPath] = [:]
+    private let sessions = Mutex<[String: ObjectPath]>([:])
     /// The delay inhibitor held while the system is awake (closing it lets sleep go on), and
     /// whether the system is going to sleep.
     private let inhibitor = Mutex<(held: UnixFileDescriptor?, sleeping: Bool)>((nil, false))
-    private var tokens: [HandlerToken] = []
 
     /// - system: a connection to the system bus whose loop runs on its own thread (nil: none,
     ///   only the screensaver is watched).
@@ -41,13 +40,13 @@ public final class LockTriggers: @unchecked Sendable {
         for interface in Self.screenSavers {
             let rule = SignalRule(interface: interface, member: "ActiveChanged")
             try server.connection.addMatch(rule.matchRule)
-            tokens.append(server.connection.addSignalHandler(rule) { [weak self] message in
+            _ = server.connection.addSignalHandler(rule) { [weak self] message in
                 guard let self, (try? message.arguments())?.first?.bool == true, let sender = message.sender else { return }
                 // Only the screensaver itself: anyone else could close the user's dialogs at will.
                 server.connection.nameOwner(interface) { [server] owner in
                     if (try? owner.get()) == sender { server.lock(on: .screenLocked(by: interface)) }
                 }
-            })
+            }
         }
         guard let system else { return }
         let rules: [(SignalRule, (DBusMessage, [DBusValue]) -> Void)] = [
@@ -61,10 +60,10 @@ public final class LockTriggers: @unchecked Sendable {
         ]
         for (rule, handler) in rules {
             try system.addMatch(rule.matchRule)
-            tokens.append(system.addSignalHandler(rule) { [weak self] message in
+            _ = system.addSignalHandler(rule) { [weak self] message in
                 guard let self, let sender = message.sender, let arguments = try? message.arguments() else { return }
                 fromLogind(sender) { handler(message, arguments) }
-            })
+            }
         }
         system.post { [self] in
             listSessions()
@@ -101,7 +100,7 @@ public final class LockTriggers: @unchecked Sendable {
             case .success(let arguments):
                 // a(susso): id, uid, user name, seat, path.
                 for case let fields? in (arguments.first?.arrayElements ?? []).map(\.structureFields) where fields.count == 5 {
-                    if fields[1].uint32 == userID, let id = fields[0].string, let path = fields[4].objectPath { sessions[id] = path }
+                    if fields[1].uint32 == userID, let id = fields[0].string, let path = fields[4].objectPath { sessions.withLock { $0[id] = path } }
                 }
             case .failure(let error):
                 server.log("logind cannot be asked for this user's sessions (\(error.message)): the end of the last session will not lock collections")
@@ -111,17 +110,17 @@ public final class LockTriggers: @unchecked Sendable {
 
     private func sessionNew(_ arguments: [DBusValue]) {
         guard arguments.count == 2, let id = arguments[0].string, let path = arguments[1].objectPath else { return }
-        ownedByThisUser(path) { [self] ours in if ours { sessions[id] = path } }
+        ownedByThisUser(path) { [self] ours in if ours { sessions.withLock { $0[id] = path } } }
     }
 
     private func sessionRemoved(_ id: String?) {
-        guard let id, sessions.removeValue(forKey: id) != nil, sessions.isEmpty else { return }
+        guard let id, sessions.withLock({ $0.removeValue(forKey: id) != nil && $0.isEmpty }) else { return }
         toServer(.sessionEnded)
     }
 
     private func sessionLocked(_ path: ObjectPath?) {
         guard let path else { return }
-        if sessions.values.contains(path) { return toServer(.screenLocked(by: "logind")) }
+        if sessions.withLock({ $0.values.contains(path) }) { return toServer(.screenLocked(by: "logind")) }
         ownedByThisUser(path) { [self] ours in if ours { toServer(.screenLocked(by: "logind")) } }
     }
 
