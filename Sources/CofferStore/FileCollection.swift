@@ -22,7 +22,7 @@ import SystemKit
 ///   the last one they know) and re-read under a shared lock.
 /// - The data key lives in secure memory while unlocked. Decrypted labels and attributes are
 ///   cached then; secrets are decrypted on demand only.
-public final class FileCollection: CollectionBackend, @unchecked Sendable {
+public final class FileCollection: CollectionBackend, Sendable {
     public let id: CollectionID
     let path: String
     let directory: String

@@ -10,7 +10,7 @@ import Glibc
 /// `.deferred`, keeps this object, and later calls `reply(_:)` or `fail(_:)` from any thread
 /// (the reply is sent from the loop thread). Only the first answer counts. A deferred call
 /// that is released without an answer is answered with `Failed`, so callers never hang.
-public final class MethodCall: @unchecked Sendable {
+public final class MethodCall: Sendable {
     /// The caller's unique bus name (empty on a peer-to-peer connection).
     public let sender: String
     /// The object path that was called (as sent by the caller, e.g. an alias path).

@@ -79,12 +79,12 @@ public final class Fprintd: FingerprintReader {
     }
 
     /// One claim of the reader: scans until a match, too many mismatches, a failure or `stop`.
-    private final class Verification: FingerprintVerification, @unchecked Sendable {
+    private final class Verification: FingerprintVerification, Sendable {
         let fprintd: Fprintd
         let device: ObjectPath
         let matched: @Sendable () -> Void
         private let state = Mutex((matched: false, mismatches: 0, over: false))
-        private var token: HandlerToken?
+        private let token = Mutex<HandlerToken?>(nil)
         private let rule: SignalRule
 
         init(fprintd: Fprintd, device: ObjectPath, owner: String, matched: @escaping @Sendable () -> Void) {
@@ -96,11 +96,12 @@ public final class Fprintd: FingerprintReader {
 
         func start() throws(DBusError) {
             try fprintd.system.addMatch(rule.matchRule)
-            token = fprintd.system.addSignalHandler(rule) { [weak self] message in
+            let handler = fprintd.system.addSignalHandler(rule) { [weak self] message in
                 guard let self, let arguments = try? message.arguments(), arguments.count == 2,
                       let result = arguments[0].string, let done = arguments[1].bool else { return }
                 status(result, done: done)
             }
+            token.withLock { $0 = handler }
             _ = try fprintd.call(device, "VerifyStart", [.string("any")])
         }
 
@@ -151,7 +152,7 @@ public final class Fprintd: FingerprintReader {
             }
             if !wasOver { _ = try? fprintd.call(device, "VerifyStop") }
             _ = try? fprintd.call(device, "Release")
-            if let token { fprintd.system.removeHandler(token) }
+            if let handler = token.withLock({ $0 }) { fprintd.system.removeHandler(handler) }
             try? fprintd.system.removeMatch(rule.matchRule)
             return matched
         }
