@@ -4,7 +4,7 @@ import CGcrypt
 /// closed (and thereby wiped by libgcrypt) when released. Internal helper; the keyed cipher
 /// types that keep one use it only under their lock. Charged to the secure-memory budget
 /// while open.
-final class CipherHandle: @unchecked Sendable {
+final class CipherHandle: @unchecked Sendable {   // a gcrypt handle used only under its owner's lock
     let raw: gcry_cipher_hd_t
     private let reservation: SecureReservation
 

@@ -6,7 +6,7 @@ import CGcrypt
 /// pair may be used from several threads. A key pair is charged to the secure-memory budget
 /// for its big numbers and those of its computations (libgcrypt cannot report an exhausted
 /// pool for them: it aborts).
-public final class DHKeyPair: @unchecked Sendable {
+public final class DHKeyPair: @unchecked Sendable {   // immutable after init; gcry_mpi_powm only reads the exponent
     public static let primeLength = 128
 
     private let reservation: SecureReservation

@@ -6,7 +6,7 @@ import CGcrypt
 /// A secure handle (the default) keeps the key and hash state in secure memory and is charged
 /// to the secure-memory budget while open. A handle whose key and messages are not secret (the
 /// store's attribute lookup key, kept in clear in the file header) lives in ordinary memory.
-public final class HMAC: @unchecked Sendable {
+public final class HMAC: @unchecked Sendable {   // a gcrypt handle moved between threads, never used by two at once
     /// The hash an HMAC is built on.
     public enum Algorithm: Sendable {
         case sha1, sha256, sha512

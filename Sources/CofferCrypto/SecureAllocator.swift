@@ -3,7 +3,7 @@ import Synchronization
 
 /// One block of secure memory handed out by `SecureAllocator` (an address and its extent;
 /// ownership is tracked by the holder, so passing it between threads is fine).
-struct SecureAllocation: @unchecked Sendable {
+struct SecureAllocation: @unchecked Sendable {   // an address and a size; its holder owns the block
     /// Start of the block (never nil, at least `capacity` bytes).
     let pointer: UnsafeMutableRawPointer
     /// Usable size in bytes (the size class for slab slots).

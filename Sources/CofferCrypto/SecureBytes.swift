@@ -13,7 +13,7 @@ import Musl
 /// Use it for keys, passwords and plaintext secrets. Bounds violations in the non-throwing
 /// accessors (`subscript`, `unprotectedArray`) are programming errors and trap;
 /// `slice` throws `.invalidInput` instead so that parsers of untrusted data can recover.
-public final class SecureBytes: @unchecked Sendable {
+public final class SecureBytes: @unchecked Sendable {   // secure memory passed between threads, never used by two at once
     /// The secure block (from `SecureAllocator`: at least one byte, never nil).
     private var allocation: SecureAllocation
     /// Number of bytes in use.

@@ -37,7 +37,7 @@ public final class FileCollection: CollectionBackend, Sendable {
 
     /// Sendable by hand: reached only under `state`'s lock (the open files and the hasher are
     /// not thread-safe themselves).
-    struct State: @unchecked Sendable {
+    struct State: @unchecked Sendable {   // open files and hasher, reached only under the collection's Mutex
         var log: CollectionLog
         var file: PosixFile
         var identity: PosixFile.Identity

@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// The connection never exits the process on disconnect; `run()` then returns and
 /// `isConnected` becomes false.
-public final class DBusConnection: @unchecked Sendable {
+public final class DBusConnection: @unchecked Sendable {   // libdbus connections are thread-safe (dbus_threads_init_default); the rest is Mutexes
     let raw: OpaquePointer
     let loop = EventLoop()
     let dispatcher = Dispatcher()
@@ -270,13 +270,13 @@ private let dispatcherFilter: DBusHandleMessageFunction = { _, message, data in
 }
 
 /// Holds a result across threads (written once before a semaphore signal, read after the wait).
-final class ResultBox<T>: @unchecked Sendable {
+final class ResultBox<T>: @unchecked Sendable {   // written once before a semaphore signal, read after the wait
     var result: Result<T, DBusError>?
 }
 
 /// Carries a non-Sendable value across a thread hop that is made safe by other means
 /// (the value is only used on the loop thread, or a semaphore orders the accesses).
-struct UncheckedSendable<T>: @unchecked Sendable {
+struct UncheckedSendable<T>: @unchecked Sendable {   // for hops ordered by the loop or a semaphore (see above)
     let value: T
     init(_ value: T) { self.value = value }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// body values are copied into Swift values at once, so they stay valid after the message is
 /// gone. A message that was sent or received is locked: `append` and setters then throw instead
 /// of reaching libdbus (which would abort). Do not mutate one message from two threads at once.
-public final class DBusMessage: @unchecked Sendable {
+public final class DBusMessage: @unchecked Sendable {   // libdbus messages are reference-counted thread-safely; a sent one is locked
     let raw: OpaquePointer
     private let locked: Atomic<Bool>
 

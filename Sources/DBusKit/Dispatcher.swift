@@ -18,7 +18,7 @@ final class Dispatcher {
 
     /// Sendable by hand: the handlers in it are added from any thread and, as always, run only
     /// on the loop thread.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {   // handlers added under the Mutex, called on the loop thread only
         weak var server: ObjectServer?
         var subscriptions: [SignalSubscription] = []
         var vanishedHandlers: [(id: UInt64, handler: (String) -> Void)] = []

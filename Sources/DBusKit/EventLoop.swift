@@ -14,7 +14,7 @@ import Glibc
 /// was dispatched or its delay is up, poll (for at most the follow-up delay while a follow-up is
 /// reserved, `FollowUpSlot`), handle ready watches and expired timeouts.
 /// Multi-megabyte messages simply take several read/write iterations.
-final class EventLoop: @unchecked Sendable {
+final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; the libdbus callbacks run on the loop thread
     private struct Shared {
         var posted: [@Sendable () -> Void] = []
         /// Work that follows a reply, waiting for the next message (`postFollowUp`).
@@ -44,7 +44,7 @@ final class EventLoop: @unchecked Sendable {
     /// Watches and timeouts libdbus registered; touched from libdbus callbacks, which run on
     /// whichever thread is currently driving the connection. Sendable by hand: the handles are
     /// only compared here, and only libdbus dereferences them.
-    private struct IO: @unchecked Sendable {
+    private struct IO: @unchecked Sendable {   // libdbus handles, compared here and dereferenced by libdbus alone
         var watches = Set<OpaquePointer>()
         var timeouts = [OpaquePointer: TimeoutEntry]()
     }

@@ -13,10 +13,10 @@ import Synchronization
 /// - `UnknownObject`, `UnknownInterface`, `UnknownMethod` errors;
 /// - an optional `accessPolicy` that rejects callers with `AccessDenied`.
 /// (`Peer.Ping`/`GetMachineId` are answered by libdbus itself.)
-public final class ObjectServer: @unchecked Sendable {
+public final class ObjectServer: @unchecked Sendable {   // state behind Mutexes; the weak connection is set once in init
     private weak var connection: DBusConnection?
     /// The registered trees by prefix. Sendable by hand, as the server is.
-    private struct Registrations: @unchecked Sendable {
+    private struct Registrations: @unchecked Sendable {   // trees are registered once and called on the loop thread only
         var trees: [ObjectPath: any DBusObjectTree] = [:]
     }
     private let registrations = Mutex(Registrations())

@@ -11,7 +11,7 @@ import Synchronization
 /// gets `Completed(dismissed, result)` (unicast) with a result of the type it expects, also
 /// when dismissed: `ao` for unlock, `o` for creating a collection or an item, `s` for a
 /// password change.
-final class Prompt: @unchecked Sendable {
+final class Prompt: @unchecked Sendable {   // set up on the loop before its dialog is queued, which then reads it; both share only `cancelled`
     enum Action {
         /// The paths the client asked for, with the collection each names.
         case unlock([(ObjectPath, CollectionID)])

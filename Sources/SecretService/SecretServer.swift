@@ -12,7 +12,7 @@ import SystemKit
 ///
 /// Everything here runs on the connection's loop thread, except slow work (key derivation,
 /// password dialogs), which runs on other threads and posts its results back.
-public final class SecretServer: DBusObjectTree, @unchecked Sendable {
+public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop state is LoopOwned; gate and autoLock are made in init, before it is shared
     let keychain: Keychain
     let connection: DBusConnection
     /// Where the password checks clients ask for run (bounded, one per collection at a time).
