@@ -11,7 +11,7 @@ import Synchronization
 /// gets `Completed(dismissed, result)` (unicast) with a result of the type it expects, also
 /// when dismissed: `ao` for unlock, `o` for creating a collection or an item, `s` for a
 /// password change.
-final class Prompt: @unchecked Sendable {   // set up on the loop before its dialog is queued, which then reads it; both share only `cancelled`
+final class Prompt: Sendable {
     enum Action {
         /// The paths the client asked for, with the collection each names.
         case unlock([(ObjectPath, CollectionID)])
@@ -38,14 +38,12 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
     let owner: String
     let action: Action
     private unowned let server: SecretServer
-    private var started = false
-    private var finished = false
+    /// Whether it was shown, and whether it is over (the loop thread's).
+    private let progress: LoopOwned<(started: Bool, finished: Bool)>
     /// Set on the loop thread when the prompt is dismissed or its client leaves; the dialog
     /// thread checks it before acting on an answer, so a password typed after that changes
     /// nothing.
     private let cancelled = Mutex(false)
-    /// The collections a fingerprint may unlock (decided on the loop when the prompt is shown).
-    private var fingerprintMayUnlock: Set<CollectionID> = []
 
     /// Where the dialogs run (these and the consent dialogs): one after the other, for all clients.
     static let dialogs = DispatchQueue(label: "coffer.prompt-dialogs", qos: .userInitiated)
@@ -57,6 +55,7 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
         self.owner = owner
         self.action = action
         self.server = server
+        progress = LoopOwned((false, false), on: server.connection)
     }
 
     var path: ObjectPath { SecretPath.prompt(number) }
@@ -72,22 +71,21 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
 
     /// Shows the dialog; only once.
     func show() throws(DBusError) {
-        guard !started else { throw SecretServiceError.alreadyExists("This prompt has already been shown.").dbusError }
-        started = true
+        guard !progress.value.started else { throw SecretServiceError.alreadyExists("This prompt has already been shown.").dbusError }
+        progress.value.started = true
         guard let passwords = server.passwords else {
             server.log("prompt p\(number): no password dialog available; dismissed")
             complete(Outcome(dismissed: true, result: emptyResult))
             return
         }
         let connection = server.connection
-        if server.fingerprint != nil {
-            let targets: [CollectionID] = switch action {
-            case .unlock(let pairs): pairs.map(\.1)
-            case .createItem(let id, _, _): [id]
-            default: []
-            }
-            fingerprintMayUnlock = Set(targets.filter(server.autoLock.fingerprintMayUnlock))
+        // The collections a fingerprint may unlock, decided on the loop now.
+        let targets: [CollectionID] = switch action {
+        case .unlock(let pairs): pairs.map(\.1)
+        case .createItem(let id, _, _): [id]
+        default: []
         }
+        let fingerprintMayUnlock = server.fingerprint == nil ? [] : Set(targets.filter(server.autoLock.fingerprintMayUnlock))
         let waits = Self.queued.withLock { count in
             count += 1
             return count > 1
@@ -97,7 +95,7 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
             // Dismissed or abandoned while waiting behind another dialog: show none, so that
             // prompts made and dismissed in a loop do not pile up dialogs.
             let skip = waits && isCancelled
-            let outcome = skip ? Outcome(dismissed: true, result: emptyResult) : run(passwords)
+            let outcome = skip ? Outcome(dismissed: true, result: emptyResult) : run(passwords, fingerprintMayUnlock)
             connection.post { self.complete(outcome) }
         }
     }
@@ -111,7 +109,7 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
     /// The client left: no signal, nothing more to do.
     func abandon() {
         cancelled.withLock { $0 = true }
-        finished = true
+        progress.value.finished = true
     }
 
     private func complete(_ outcome: Outcome) {
@@ -135,26 +133,27 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
             server.itemsChanged(in: reference.collection, isNew ? CollectionInterface.Signal.itemCreated : CollectionInterface.Signal.itemChanged,
                                 reference)
         }
-        guard !finished else { return }
-        finished = true
+        guard !progress.value.finished else { return }
+        progress.value.finished = true
         server.finishPrompt(self)
         server.emit(path, PromptInterface.name, PromptInterface.Signal.completed, [.boolean(outcome.dismissed), .variant(outcome.result)], to: owner)
     }
 
     // MARK: The dialogs (off the loop)
 
-    private func run(_ passwords: any PasswordAsker) -> Outcome {
+    private func run(_ passwords: any PasswordAsker, _ fingerprintMayUnlock: Set<CollectionID>) -> Outcome {
         switch action {
-        case .unlock(let targets): return unlock(targets, passwords)
+        case .unlock(let targets): return unlock(targets, passwords, fingerprintMayUnlock)
         case .createCollection(let label, let alias): return create(label: label, alias: alias, passwords)
         case .changePassword(let id): return change(id, passwords)
-        case .createItem(let id, let item, let replace): return createItem(item, in: id, replace: replace, passwords)
+        case .createItem(let id, let item, let replace): return createItem(item, in: id, replace: replace, passwords, fingerprintMayUnlock)
         }
     }
 
-    private func createItem(_ item: NewItem, in id: CollectionID, replace: Bool, _ passwords: any PasswordAsker) -> Outcome {
+    private func createItem(_ item: NewItem, in id: CollectionID, replace: Bool, _ passwords: any PasswordAsker,
+                            _ fingerprintMayUnlock: Set<CollectionID>) -> Outcome {
         let path = SecretPath.collection(id)
-        var outcome = unlock([(path, id)], passwords)
+        var outcome = unlock([(path, id)], passwords, fingerprintMayUnlock)
         guard !outcome.dismissed, !isCancelled else {
             return Outcome(dismissed: true, result: emptyResult, unlocked: outcome.unlocked, byFingerprint: outcome.byFingerprint)
         }
@@ -205,7 +204,8 @@ final class Prompt: @unchecked Sendable {   // set up on the loop before its dia
     /// the keychain as it was.
     private var isCancelled: Bool { cancelled.withLock { $0 } }
 
-    private func unlock(_ targets: [(ObjectPath, CollectionID)], _ passwords: any PasswordAsker) -> Outcome {
+    private func unlock(_ targets: [(ObjectPath, CollectionID)], _ passwords: any PasswordAsker,
+                        _ fingerprintMayUnlock: Set<CollectionID>) -> Outcome {
         var done: [ObjectPath] = []
         var unlocked: [CollectionID] = []
         var byFingerprint: Set<CollectionID> = []
