@@ -19,7 +19,7 @@ import Synchronization
 /// `isConnected` becomes false.
 public final class DBusConnection: @unchecked Sendable {   // libdbus connections are thread-safe (dbus_threads_init_default); the rest is Mutexes
     let raw: OpaquePointer
-    let loop = EventLoop()
+    let loop: EventLoop
     let dispatcher = Dispatcher()
     private let ownerTrackingEnabled = Mutex(false)
     private let uidCache = Mutex([String: UInt32]())
@@ -70,9 +70,10 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
 
     private init(registered raw: OpaquePointer) {
         self.raw = raw
+        loop = EventLoop(driving: raw)
         dbus_connection_set_exit_on_disconnect(raw, 0)
         uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
-        loop.attach(to: raw)
+        loop.attach()
         dispatcher.connection = self
         let data = Unmanaged.passUnretained(dispatcher).toOpaque()
         let ok = dbus_connection_add_filter(raw, dispatcherFilter, data, nil)

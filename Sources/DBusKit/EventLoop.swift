@@ -54,9 +54,11 @@ final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; t
     /// Self-pipe (non-blocking): the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
     private let wakeFD: FileDescriptor
     private let wakeWriteFD: FileDescriptor
-    private var connection: OpaquePointer!
+    private let connection: OpaquePointer
 
-    init() {
+    /// A loop for `connection` (its callbacks are installed by `attach`).
+    init(driving connection: OpaquePointer) {
+        self.connection = connection
         do {
             (wakeFD, wakeWriteFD) = try FileDescriptor.pipe()
             try wakeFD.setNonBlocking()
@@ -71,9 +73,8 @@ final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; t
         wakeWriteFD.close()
     }
 
-    /// Installs the watch, timeout, wakeup and dispatch-status callbacks on `connection`.
-    func attach(to connection: OpaquePointer) {
-        self.connection = connection
+    /// Installs the watch, timeout, wakeup and dispatch-status callbacks on the connection.
+    func attach() {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let ok1 = dbus_connection_set_watch_functions(connection, { watch, data in
             EventLoop.from(data).io.withLock { _ = $0.watches.insert(watch!) }
@@ -106,7 +107,6 @@ final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; t
 
     /// Removes the callbacks again (before the connection is closed and released).
     func detach() {
-        guard let connection else { return }
         dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
         dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
         _ = dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
