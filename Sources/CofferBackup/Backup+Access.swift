@@ -15,8 +15,7 @@ extension Backup.Collection {
                 guard let found = positions[item] else { return nil }
                 position = found
             }
-            return Backup.Grant(application: grant.application, item: position, rights: grant.rights, granted: grant.granted,
-                                expires: grant.expires, executableDigest: grant.executableDigest)
+            return grant.naming(position)
         }
     }
 
@@ -27,10 +26,7 @@ extension Backup.Collection {
     /// existing collection it becomes one grant per restored item, so that a backup never
     /// opens up the items the collection had before.
     public func restoredGrants(itemIDs restoredIDs: [ItemID?], intoNewCollection: Bool) -> [AccessGrant] {
-        func restored(_ grant: Backup.Grant, item: ItemID?) -> AccessGrant {
-            AccessGrant(application: grant.application, item: item, rights: grant.rights, granted: grant.granted, expires: grant.expires,
-                        executableDigest: grant.executableDigest)
-        }
+        func restored(_ grant: Backup.Grant, item: ItemID?) -> AccessGrant { grant.naming(item) }
         return grants.flatMap { grant -> [AccessGrant] in
             if let position = grant.item {
                 guard restoredIDs.indices.contains(position), let id = restoredIDs[position] else { return [] }

@@ -60,28 +60,7 @@ public struct Backup: Sendable {
 
     /// An `AccessGrant` as a backup holds it. Item ids are the store's and change when a
     /// collection is restored, so the item is named by its position in the collection's items.
-    public struct Grant: Hashable, Sendable {
-        public var application: Application
-        /// The position in `Collection.items` of the item it covers; nil: the whole collection.
-        public var item: Int?
-        /// What it allows (version 2 backups hold read grants only).
-        public var rights: AccessRights
-        /// When it was given, and when it stops counting (nil: never); seconds since 1970.
-        public var granted: UInt64
-        public var expires: UInt64?
-        /// The SHA-256 of the program file it is tied to (32 bytes); nil: any binary at the path.
-        public var executableDigest: [UInt8]?
-
-        public init(application: Application, item: Int?, rights: AccessRights = .read, granted: UInt64,
-                    expires: UInt64? = nil, executableDigest: [UInt8]? = nil) {
-            self.application = application
-            self.item = item
-            self.rights = rights
-            self.granted = granted
-            self.expires = expires
-            self.executableDigest = executableDigest
-        }
-    }
+    public typealias Grant = CofferCore.Grant<Int>
 
     public var collections: [Collection]
     /// Alias name to collection id.

@@ -50,11 +50,12 @@ public struct AccessRights: OptionSet, Hashable, Sendable {
 }
 
 /// A remembered permission for one application to read (or change, or both) one item, or
-/// every item of the collection, until it expires.
-public struct AccessGrant: Hashable, Sendable {
+/// every item of the collection, until it expires. `Item` names the item: its id in the store
+/// (`AccessGrant`), or its position in a backup, whose ids change on restoring.
+public struct Grant<Item: Hashable & Sendable>: Hashable, Sendable {
     public var application: Application
     /// The one item the grant covers; nil: the whole collection.
-    public var item: ItemID?
+    public var item: Item?
     /// What it allows (grants made before Coffer gated changes allow reading only).
     public var rights: AccessRights
     /// When it was given, and when it stops counting (nil: never); seconds since the epoch.
@@ -64,7 +65,7 @@ public struct AccessGrant: Hashable, Sendable {
     /// that exact binary only and lapses when the file is replaced. Nil: any binary at the path.
     public var executableDigest: [UInt8]?
 
-    public init(application: Application, item: ItemID?, rights: AccessRights = .read, granted: UInt64, expires: UInt64? = nil,
+    public init(application: Application, item: Item?, rights: AccessRights = .read, granted: UInt64, expires: UInt64? = nil,
                 executableDigest: [UInt8]? = nil) {
         self.application = application
         self.item = item
@@ -74,6 +75,22 @@ public struct AccessGrant: Hashable, Sendable {
         self.executableDigest = executableDigest
     }
 
+    /// The same grant, for `item` named another way (nil: the whole collection).
+    public func naming<Other>(_ item: Other?) -> Grant<Other> {
+        Grant<Other>(application: application, item: item, rights: rights, granted: granted, expires: expires,
+                     executableDigest: executableDigest)
+    }
+
+    public func isExpired(at now: UInt64) -> Bool {
+        expires.map { now >= $0 } ?? false
+    }
+}
+
+/// A grant as the store keeps it, naming its item by id.
+public typealias AccessGrant = Grant<ItemID>
+
+extension Grant where Item == ItemID {
+
     /// Whether it lets `application` (whose executable's digest `digest` computes on demand)
     /// do `action` to `item` at `now`.
     public func covers(_ application: Application, _ action: AccessAction = .read, item: ItemID, at now: UInt64,
@@ -82,10 +99,6 @@ public struct AccessGrant: Hashable, Sendable {
               !isExpired(at: now) else { return false }
         guard let executableDigest else { return true }
         return digest() == executableDigest
-    }
-
-    public func isExpired(at now: UInt64) -> Bool {
-        expires.map { now >= $0 } ?? false
     }
 }
 
