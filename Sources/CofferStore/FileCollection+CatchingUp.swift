@@ -15,7 +15,7 @@ extension FileCollection {
 
     /// The file at `path` opened, its log read whole (with the acknowledgement mark kept in
     /// `lockFile`, which the caller holds locked), its identity and size.
-    static func load(path: String, lockFile: PosixFile) throws(CofferError) -> (PosixFile, CollectionLog, PosixFile.Identity, Int) {
+    static func load(path: String, lockFile: PosixFile) throws(CofferError) -> (PosixFile, CollectionLog, FileNode, Int) {
         let file = try PosixFile(path: path)
         let (identity, size) = try file.status()
         var log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: size))

@@ -40,7 +40,7 @@ public final class FileCollection: CollectionBackend, Sendable {
     struct State: @unchecked Sendable {   // open files and hasher, reached only under the collection's Mutex
         var log: CollectionLog
         var file: PosixFile
-        var identity: PosixFile.Identity
+        var identity: FileNode
         var observedSize: Int
         var lockFile: PosixFile
         var hasher: AttributeHasher
@@ -50,7 +50,7 @@ public final class FileCollection: CollectionBackend, Sendable {
         var keptKey: DataKey?
         var metadataCache: [ItemID: ItemMetadata] = [:]
         /// The access rules of the meta record at `offset` of the file `identity`.
-        var accessCache: (identity: PosixFile.Identity, offset: Int, access: CollectionAccess)?
+        var accessCache: (identity: FileNode, offset: Int, access: CollectionAccess)?
         /// What the directory watch had reported when this state was last brought up to date.
         var mark: DirectoryWatch.Mark
         /// Whether the watch sees every change to the file (see `watchSees`).

@@ -21,22 +21,17 @@ final class PosixFile {
 
     deinit { descriptor.close() }
 
-    struct Identity: Equatable {
-        let device: UInt64
-        let inode: UInt64
-    }
-
     /// Device, inode and size of the open file.
-    func status() throws(CofferError) -> (identity: Identity, size: Int) {
+    func status() throws(CofferError) -> (identity: FileNode, size: Int) {
         let status = try Self.io("cannot stat", path) { () throws(Errno) in try descriptor.identity() }
-        return (Identity(device: status.device, inode: status.inode), status.size)
+        return (status.node, status.size)
     }
 
-    /// Device and inode of whatever file `path` names now, or nil if there is none.
-    static func identity(of path: String) throws(CofferError) -> (identity: Identity, size: Int)? {
+    /// Device, inode and size of whatever file `path` names now, or nil if there is none.
+    static func identity(of path: String) throws(CofferError) -> (identity: FileNode, size: Int)? {
         do {
             let status = try FileIdentity.of(path)
-            return (Identity(device: status.device, inode: status.inode), status.size)
+            return (status.node, status.size)
         } catch {
             if error == .noSuchFile { return nil }
             throw Self.error("cannot stat", path, error)

@@ -12,6 +12,9 @@ public struct FileIdentity: Equatable, Sendable {
     /// The size in bytes.
     public let size: Int
 
+    /// Which file, whatever its size.
+    public var node: FileNode { FileNode(device: device, inode: inode) }
+
     /// The file `path` names now (following symbolic links). A missing file throws
     /// `Errno.noSuchFile`.
     public static func of(_ path: String) throws(Errno) -> FileIdentity {
@@ -32,4 +35,10 @@ extension FileDescriptor {
     public func identity() throws(Errno) -> FileIdentity {
         try FileIdentity.read("fstat") { cprocess_identity(rawValue, "", &$0, &$1, &$2) }
     }
+}
+
+/// Which file: its device and inode (a path may come to name another).
+public struct FileNode: Equatable, Sendable {
+    public let device: UInt64
+    public let inode: UInt64
 }
