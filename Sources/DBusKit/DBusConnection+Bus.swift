@@ -74,16 +74,7 @@ extension DBusConnection {
     /// every other caller): `completion` gets, on the loop thread, the unique name owning
     /// `name`, or the error (`NameHasNoOwner` when it has none).
     public func nameOwner(_ name: String, completion: @escaping (Result<String, DBusError>) -> Void) {
-        let message: DBusMessage
-        do {
-            try DBusNames.requireBusName(name)
-            message = try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                                                 member: "GetNameOwner", arguments: [.string(name)])
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        callAsync(message) { result in
+        askBus("GetNameOwner", about: name) { result in
             completion(result.flatMap { (reply) -> Result<String, DBusError> in
                 guard let owner = (try? reply.arguments())?.first?.string else {
                     return .failure(.failed("unexpected GetNameOwner reply"))
@@ -121,15 +112,7 @@ extension DBusConnection {
     /// `accessPolicy` turns it on), so that the cache forgets names that leave.
     public func unixUser(of name: String, completion: @escaping (Result<UInt32, DBusError>) -> Void) {
         if let uid = cachedUID(name) { return completion(.success(uid)) }
-        let message: DBusMessage
-        do {
-            try DBusNames.requireBusName(name)
-            message = try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                                                 member: "GetConnectionUnixUser", arguments: [.string(name)])
-        } catch {
-            return completion(.failure(error))
-        }
-        callAsync(message) { [weak self] result in
+        askBus("GetConnectionUnixUser", about: name) { [weak self] result in
             completion(result.flatMap { reply -> Result<UInt32, DBusError> in
                 guard let uid = (try? reply.arguments())?.first?.uint32 else {
                     return .failure(.failed("unexpected GetConnectionUnixUser reply"))
@@ -182,5 +165,27 @@ extension DBusConnection {
     /// Removes a handler added with `addSignalHandler`, `onNameVanished` or `onNameLost`.
     public func removeHandler(_ token: HandlerToken) {
         dispatcher.remove(token.id)
+    }
+}
+
+extension DBusConnection {
+    /// Asks the bus's method `member` about bus name `name` without waiting: `completion` gets
+    /// the reply on the loop thread (an invalid name fails at once, on the calling thread).
+    func askBus(_ member: String, about name: String, timeout: Duration = DBusConnection.defaultTimeout,
+                completion: @escaping (Result<DBusMessage, DBusError>) -> Void) {
+        let message: DBusMessage
+        do {
+            try DBusNames.requireBusName(name)
+            message = try busMethodCall(member, name)
+        } catch {
+            return completion(.failure(error))
+        }
+        callAsync(message, timeout: timeout, completion: completion)
+    }
+
+    /// A call of the bus's method `member` with the one argument `name`.
+    func busMethodCall(_ member: String, _ name: String) throws(DBusError) -> DBusMessage {
+        try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
+                                   member: member, arguments: [.string(name)])
     }
 }

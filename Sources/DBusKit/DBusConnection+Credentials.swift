@@ -50,15 +50,7 @@ extension DBusConnection {
     /// newer buses add is read, not kept, and closed with the reply).
     public func connectionCredentials(of name: String, timeout: Duration = DBusConnection.defaultTimeout,
                                       completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
-        let message: DBusMessage
-        do {
-            try DBusNames.requireBusName(name)
-            message = try busMethodCall("GetConnectionCredentials", name)
-        } catch {
-            completion(.failure(error))
-            return
-        }
-        callAsync(message, timeout: timeout) { result in
+        askBus("GetConnectionCredentials", about: name, timeout: timeout) { result in
             completion(result.flatMap { reply in Result { () throws(DBusError) in try ConnectionCredentials(reply: reply) } })
         }
     }
@@ -69,11 +61,5 @@ extension DBusConnection {
                                       timeout: Duration = DBusConnection.defaultTimeout) throws(DBusError) -> ConnectionCredentials {
         try DBusNames.requireBusName(name)
         return try ConnectionCredentials(reply: try call(try busMethodCall("GetConnectionCredentials", name), timeout: timeout))
-    }
-
-    /// A call of the bus's method `member` with the one argument `name`.
-    private func busMethodCall(_ member: String, _ name: String) throws(DBusError) -> DBusMessage {
-        try DBusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                                   member: member, arguments: [.string(name)])
     }
 }
