@@ -15,7 +15,7 @@ import Glibc
 /// reserved, `FollowUpSlot`), handle ready watches and expired timeouts.
 /// Multi-megabyte messages simply take several read/write iterations.
 final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; the libdbus callbacks run on the loop thread
-    private struct Shared {
+    struct Shared {
         var posted: [@Sendable () -> Void] = []
         /// Work that follows a reply, waiting for the next message (`postFollowUp`).
         var followUps = FollowUpQueue()
@@ -37,24 +37,24 @@ final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; t
     /// dispatched in between when many come at once.
     private static let followUpsPerIteration = 64
 
-    private struct TimeoutEntry {
+    struct TimeoutEntry {
         var deadline: UInt64   // monotonic milliseconds
     }
 
     /// Watches and timeouts libdbus registered; touched from libdbus callbacks, which run on
     /// whichever thread is currently driving the connection. Sendable by hand: the handles are
     /// only compared here, and only libdbus dereferences them.
-    private struct IO: @unchecked Sendable {   // libdbus handles, compared here and dereferenced by libdbus alone
+    struct IO: @unchecked Sendable {   // libdbus handles, compared here and dereferenced by libdbus alone
         var watches = Set<OpaquePointer>()
         var timeouts = [OpaquePointer: TimeoutEntry]()
     }
 
-    private let shared = Mutex(Shared())
-    private let io = Mutex(IO())
+    let shared = Mutex(Shared())
+    let io = Mutex(IO())
     /// Self-pipe (non-blocking): the loop polls `wakeFD`, other threads write to `wakeWriteFD`.
-    private let wakeFD: FileDescriptor
+    let wakeFD: FileDescriptor
     private let wakeWriteFD: FileDescriptor
-    private let connection: OpaquePointer
+    let connection: OpaquePointer
 
     /// A loop for `connection` (its callbacks are installed by `attach`).
     init(driving connection: OpaquePointer) {
@@ -354,57 +354,5 @@ final class EventLoop: @unchecked Sendable {   // shared state behind Mutexes; t
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    private func pollOnce(immediate: Bool) {
-        let (watches, timeouts) = io.withLock { ($0.watches, $0.timeouts) }
-        var descriptors: [(FileDescriptor, PollEvents)] = [(wakeFD, .readable)]
-        var polled: [OpaquePointer] = []
-        for w in watches where dbus_watch_get_enabled(w) != 0 {
-            let flags = dbus_watch_get_flags(w)
-            var events: PollEvents = []
-            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
-            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
-            descriptors.append((FileDescriptor(rawValue: dbus_watch_get_unix_fd(w)), events))
-            polled.append(w)
-        }
-        let now = EventLoop.now()
-        var wait: Int32 = -1
-        for (t, entry) in timeouts where dbus_timeout_get_enabled(t) != 0 {
-            let remaining = entry.deadline > now ? Int32(clamping: entry.deadline - now) : 0
-            wait = wait < 0 ? remaining : min(wait, remaining)
-        }
-        if let limit = shared.withLock({ $0.followUps.pollLimit(now: EventLoop.nanoseconds()) }) {
-            wait = wait < 0 ? limit : min(wait, limit)
-        }
-        if immediate { wait = 0 }
-
-        guard let ready = try? FileDescriptor.poll(descriptors, timeoutMilliseconds: wait) else { return }
-
-        if !ready[0].isEmpty {
-            while let drained = try? wakeFD.read(upTo: 256), !drained.isEmpty {}
-        }
-        for (index, w) in polled.enumerated() {
-            let revents = ready[index + 1]
-            guard !revents.isEmpty else { continue }
-            // An earlier handle may have removed (and freed) this watch.
-            guard io.withLock({ $0.watches.contains(w) }), dbus_watch_get_enabled(w) != 0 else { continue }
-            var flags: UInt32 = 0
-            if revents.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
-            if revents.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
-            if !revents.isDisjoint(with: [.error, .invalid]) { flags |= DBUS_WATCH_ERROR.rawValue }
-            if revents.contains(.hangUp) { flags |= DBUS_WATCH_HANGUP.rawValue }
-            if flags != 0 { _ = dbus_watch_handle(w, flags) }
-        }
-        let after = EventLoop.now()
-        let expired = io.withLock { state -> [OpaquePointer] in
-            state.timeouts.compactMap { $0.value.deadline <= after ? $0.key : nil }
-        }
-        for t in expired {
-            guard io.withLock({ $0.timeouts[t] != nil }), dbus_timeout_get_enabled(t) != 0 else { continue }
-            let interval = UInt64(max(0, dbus_timeout_get_interval(t)))
-            io.withLock { $0.timeouts[t]?.deadline = after + interval }
-            _ = dbus_timeout_handle(t)
-        }
     }
 }
