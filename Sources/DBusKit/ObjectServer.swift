@@ -133,7 +133,9 @@ public final class ObjectServer: @unchecked Sendable {   // state behind Mutexes
     }
 
     /// Keeps a call of a sender whose uid is not known yet; the first one asks the bus, and its
-    /// answer decides every kept call, in order (a sender the bus cannot tell has no uid).
+    /// answer decides every kept call, in order (a sender the bus cannot tell has no uid). A
+    /// call past `maxHeldCallsPerSender` is refused at once, so its error may reach the
+    /// client before the replies to the calls kept.
     private func hold(_ message: DBusMessage, until connection: DBusConnection) {
         let sender = message.sender ?? ""
         enum Outcome { case asks, waits, refused }

@@ -237,6 +237,37 @@ import Testing
         #expect(try ObjectServerTests.call(h.client, ObjectServerTests.item0, "org.coffer.Item", "Ping").count == 1)
     }
 
+    /// Clients that send a burst of calls the moment they connect, before the bus has said who
+    /// they are, each get every call answered: the first 64 wait for the bus's answer and are
+    /// served, calls past them are LimitsExceeded; the loop goes on serving others.
+    @Test func aBurstBeforeTheBusSaysWhoTheCallerIsIsHeldAndBounded() throws {
+        let (h, _) = try ObjectServerTests.serving()
+        defer { h.shutdown() }
+        h.server.objectServer.accessPolicy = { _, uid in uid == getuid() }
+        let clients = try (0..<8).map { _ in try h.newClient() }
+        for client in clients { h.startLoop(client) }
+        let outcomes = Mutex<[Int: [Int: String]]>([:])
+        for (index, client) in clients.enumerated() {
+            for call in 0..<100 {
+                let message = try DBusMessage.methodCall(destination: testBusName, path: ObjectServerTests.item0,
+                                                         interface: "org.coffer.Item", member: "Ping")
+                client.callAsync(message) { result in
+                    let outcome = switch result {
+                    case .success: "ok"
+                    case .failure(let error): error.name
+                    }
+                    outcomes.withLock { $0[index, default: [:]][call] = outcome }
+                }
+            }
+        }
+        #expect(eventually(timeout: 20) { outcomes.withLock { $0.values.reduce(0) { $0 + $1.count } } == 800 })
+        for (index, answers) in outcomes.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            #expect((0..<64).allSatisfy { answers[$0] == "ok" }, "client \(index): \(answers.sorted { $0.key < $1.key }.prefix(64))")
+            #expect(answers.values.allSatisfy { $0 == "ok" || $0 == DBusError.Name.limitsExceeded }, "client \(index): \(Set(answers.values))")
+        }
+        #expect(try ObjectServerTests.call(try h.newClient(), ObjectServerTests.item0, "org.coffer.Item", "Ping").count == 1)
+    }
+
     /// Every served call reads the policy. Reading it must not change it: a closure stored
     /// unboxed in a generic lock was rewrapped in two thunks per read, so after enough calls
     /// invoking it overflowed the stack.
