@@ -32,6 +32,8 @@ public final class FileCollection: CollectionBackend, Sendable {
     /// Called by an appending writer right before it writes and flushes its records (see
     /// `FileStore`'s internal init).
     let beforeFlush: @Sendable () -> Void
+    /// What the unlock throttle reads the time from.
+    let clock: TimeSource
     let watch: DirectoryWatch
     let fileName: String
 
@@ -70,9 +72,10 @@ public final class FileCollection: CollectionBackend, Sendable {
 
     /// Opens an existing collection file (locked). A torn tail is reported through `warn`.
     init(id: CollectionID, directory: String, watch: DirectoryWatch, kdf: Argon2Parameters,
-         warn: @escaping @Sendable (String) -> Void, beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) {
+         warn: @escaping @Sendable (String) -> Void, beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource) throws(CofferError) {
         self.id = id
         self.beforeFlush = beforeFlush
+        self.clock = clock
         self.directory = directory
         self.kdf = kdf
         self.path = FileStore.storePath(directory, id)
@@ -96,7 +99,7 @@ public final class FileCollection: CollectionBackend, Sendable {
     /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
                        access: CollectionAccess, kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void,
-                       beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) -> FileCollection {
+                       beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
         let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
@@ -118,7 +121,7 @@ public final class FileCollection: CollectionBackend, Sendable {
             throw error
         }
         let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn,
-                                            beforeFlush: beforeFlush)
+                                            beforeFlush: beforeFlush, clock: clock)
         collection.state.withLock { $0.dataKey = dataKey }
         collection.keepAuditKey(dataKey, uuid: header.uuid)
         return collection

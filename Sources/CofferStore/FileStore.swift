@@ -12,6 +12,8 @@ public final class FileStore: CollectionProvider, Sendable {
     private let kdf: Argon2Parameters
     private let warn: @Sendable (String) -> Void
     private let beforeFlush: @Sendable () -> Void
+    /// What the unlock throttle reads the time from (the process's clock, or a test's).
+    private let clock: TimeSource
     private let watch: DirectoryWatch
     private let cache: Mutex<Cache>
 
@@ -48,13 +50,15 @@ public final class FileStore: CollectionProvider, Sendable {
     }
 
     /// The same, with `beforeFlush` called by each appending writer right before it flushes its
-    /// records to the disk (tests hold a flush there to see what others may do meanwhile).
+    /// records to the disk (tests hold a flush there to see what others may do meanwhile), and
+    /// the throttle reading `clock`.
     init(directory: String, kdf: Argon2Parameters, watchChanges: Bool, warn: @escaping @Sendable (String) -> Void,
-         beforeFlush: @escaping @Sendable () -> Void) throws(CofferError) {
+         beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource = Clock.source) throws(CofferError) {
         self.directory = directory
         self.kdf = kdf
         self.warn = warn
         self.beforeFlush = beforeFlush
+        self.clock = clock
         try Self.makeDirectory(directory)
         watch = DirectoryWatch(directory: watchChanges ? directory : nil) {
             $0.hasSuffix(Self.storeExtension) || $0 == Self.aliasName
@@ -130,14 +134,14 @@ public final class FileStore: CollectionProvider, Sendable {
     }
 
     public func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
-        try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn, beforeFlush: beforeFlush)
+        try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn, beforeFlush: beforeFlush, clock: clock)
     }
 
     public func create(_ id: CollectionID, label: String, password: SecureBytes,
                        access: CollectionAccess) throws(CofferError) -> any CollectionBackend {
         UnlockThrottle(directory: directory, collection: id).reset()   // left by an older collection of that id
         let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label,
-                                                   password: password, access: access, kdf: kdf, warn: warn, beforeFlush: beforeFlush)
+                                                   password: password, access: access, kdf: kdf, warn: warn, beforeFlush: beforeFlush, clock: clock)
         cache.withLock { $0.ids = nil }
         return collection
     }

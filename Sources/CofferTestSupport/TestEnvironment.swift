@@ -6,3 +6,11 @@ public enum TestEnvironment {
     /// refuse to start with it, so a test that runs an installed binary leaves it out.
     public static let fastKeyDerivation = ["COFFER_TEST_FAST_KDF": "1"]
 }
+
+extension TestEnvironment {
+    /// Asks a debug build of `cofferd` for a manual clock standing at `milliseconds` since 1970
+    /// (`CofferCore.TestClock`), which the test moves over the bus; release builds refuse it.
+    public static func clock(at milliseconds: UInt64) -> [String: String] {
+        ["COFFER_TEST_CLOCK": String(milliseconds)]
+    }
+}

@@ -1,6 +1,5 @@
 import CofferCore
 import DBusKit
-import Dispatch
 import SecretServiceProtocol
 
 /// Locks unlocked collections by themselves, as their `LockSettings` say: after their idle
@@ -32,23 +31,23 @@ final class AutoLock: Sendable {
     private let settings: @Sendable () -> LockConfiguration
 
     private struct State {
-        var lastUse: [CollectionID: ContinuousClock.Instant] = [:]
+        var lastUse: [CollectionID: UInt64] = [:]
         /// When each collection was last unlocked with its password: its fingerprint window starts.
-        var passwordUnlock: [CollectionID: ContinuousClock.Instant] = [:]
+        var passwordUnlock: [CollectionID: UInt64] = [:]
         /// The deadline the timer is set for, and its number (a fired timer that is not the latest does nothing).
-        var timer: (deadline: ContinuousClock.Instant, number: UInt64)?
+        var timer: (deadline: UInt64, number: UInt64)?
         var timers: UInt64 = 0
     }
     private let state: LoopOwned<State>
-    private var lastUse: [CollectionID: ContinuousClock.Instant] {
+    private var lastUse: [CollectionID: UInt64] {
         get { state.value.lastUse }
         _modify { yield &state.value.lastUse }
     }
-    private var passwordUnlock: [CollectionID: ContinuousClock.Instant] {
+    private var passwordUnlock: [CollectionID: UInt64] {
         get { state.value.passwordUnlock }
         _modify { yield &state.value.passwordUnlock }
     }
-    private var timer: (deadline: ContinuousClock.Instant, number: UInt64)? {
+    private var timer: (deadline: UInt64, number: UInt64)? {
         get { state.value.timer }
         _modify { yield &state.value.timer }
     }
@@ -57,8 +56,18 @@ final class AutoLock: Sendable {
         _modify { yield &state.value.timers }
     }
 
-    /// The longest the timer is set ahead.
-    static let recheck: Duration = .seconds(60)
+    /// The longest the timer is set ahead, in milliseconds.
+    static let recheck: UInt64 = 60_000
+
+    /// Now, in milliseconds on the process's clock (`Clock.source`) that never goes back.
+    private var now: UInt64 { Clock.source.elapsedMilliseconds }
+
+    /// `seconds` after `time` (milliseconds), or the end of time for a setting too long to count.
+    private static func time(_ time: UInt64, plus seconds: UInt64) -> UInt64 {
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (sum, overflowToo) = time.addingReportingOverflow(milliseconds)
+        return overflow || overflowToo ? .max : sum
+    }
 
     /// - settings: the lock settings as they are now (read from the settings file).
     init(server: SecretServer, settings: @escaping @Sendable () -> LockConfiguration) {
@@ -69,7 +78,7 @@ final class AutoLock: Sendable {
 
     /// Starts counting idle time for the collections unlocked now.
     func start() {
-        let now = ContinuousClock.now
+        let now = self.now
         for id in unlockedCollections() {
             lastUse[id] = now
             passwordUnlock[id] = now   // by cofferd --unlock
@@ -79,7 +88,7 @@ final class AutoLock: Sendable {
 
     /// `id` was unlocked with its password (not a fingerprint): its fingerprint window starts.
     func unlockedWithPassword(_ id: CollectionID) {
-        passwordUnlock[id] = .now
+        passwordUnlock[id] = now
     }
 
     /// Whether `id` may be unlocked with a fingerprint now: it locked by itself keeping its
@@ -87,15 +96,15 @@ final class AutoLock: Sendable {
     func fingerprintMayUnlock(_ id: CollectionID) -> Bool {
         guard server.keychain.hasKeptKey(id), let window = settings().settings(for: id).fingerprintWindowSeconds,
               let since = passwordUnlock[id] else { return false }
-        return ContinuousClock.now - since < .seconds(window)
+        return now < Self.time(since, plus: window)
     }
 
     /// A secret of `id` was read or written, or it was unlocked: its idle time starts again.
     func used(_ id: CollectionID) {
-        let now = ContinuousClock.now
+        let now = self.now
         // Tracked already (and so in the timer's reckoning): a use only moves its deadline later.
         guard lastUse.updateValue(now, forKey: id) == nil || timer == nil else { return }
-        let idle = settings().settings(for: id).idleSeconds.map { now + .seconds($0) }
+        let idle = settings().settings(for: id).idleSeconds.map { Self.time(now, plus: $0) }
         if timer == nil || idle.map({ $0 < timer!.deadline }) == true { schedule() }
     }
 
@@ -124,6 +133,7 @@ final class AutoLock: Sendable {
                 server.log("collection \(id): the key kept for a fingerprint was wiped: \(trigger)")
             }
         }
+        if targets.isEmpty { server.log("\(trigger): no unlocked collection's settings say to lock it") }
         lock(targets, because: trigger)
         schedule()   // a kept key's window may end before the next timer
     }
@@ -132,7 +142,7 @@ final class AutoLock: Sendable {
     private func check() {
         timer = nil
         let configuration = settings()
-        let now = ContinuousClock.now
+        let now = self.now
         for (id, deadline) in keptKeyDeadlines(configuration) where deadline <= now {
             server.keychain.forgetKeptKey(id)
             server.log("collection \(id): its fingerprint window is over; only the password unlocks it now")
@@ -141,7 +151,7 @@ final class AutoLock: Sendable {
             guard let idle = configuration.settings(for: id).idleSeconds else { continue }
             let since = lastUse[id] ?? now
             lastUse[id] = since
-            if now - since >= .seconds(idle) { lock([id], because: .idle(seconds: idle)) }
+            if now >= Self.time(since, plus: idle) { lock([id], because: .idle(seconds: idle)) }
         }
         schedule()
     }
@@ -151,13 +161,13 @@ final class AutoLock: Sendable {
     private func lock(_ ids: [CollectionID], because trigger: Trigger) {
         if case .idle = trigger, ids.isEmpty { return }
         let configuration = settings()
-        let now = ContinuousClock.now
+        let now = self.now
         for id in ids {
             // Within the fingerprint window the key is kept for a fingerprint; never through
             // sleep (a hibernation image would hold it) nor past logout.
             let window = configuration.settings(for: id).fingerprintWindowSeconds
             let mayKeep = trigger != .sessionEnded && trigger != .sleep
-            let keep = mayKeep && window.map { w in passwordUnlock[id].map { now - $0 < .seconds(w) } ?? false } ?? false
+            let keep = mayKeep && window.map { w in passwordUnlock[id].map { now < Self.time($0, plus: w) } ?? false } ?? false
             server.lockCollection(id, because: trigger.description, keepingKey: keep)
             lastUse[id] = nil
         }
@@ -176,19 +186,17 @@ final class AutoLock: Sendable {
             timer = nil
             return
         }
-        let now = ContinuousClock.now
+        let now = self.now
         var deadline = kept.values.reduce(now + Self.recheck, min)
         for id in unlocked {
             guard let idle = configuration.settings(for: id).idleSeconds else { continue }
-            deadline = min(deadline, (lastUse[id] ?? now) + .seconds(idle))
+            deadline = min(deadline, Self.time(lastUse[id] ?? now, plus: idle))
         }
         timers += 1
         let number = timers
         timer = (deadline, number)
         let connection = server.connection
-        let delay = max(Duration.zero, deadline - now)
-        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        Clock.source.after(milliseconds: deadline > now ? deadline - now : 0) { [weak self] in
             connection.post { [weak self] in
                 guard let self, self.timer?.number == number else { return }
                 self.check()
@@ -197,11 +205,11 @@ final class AutoLock: Sendable {
     }
 
     /// When each kept key's fingerprint window ends.
-    private func keptKeyDeadlines(_ configuration: LockConfiguration) -> [CollectionID: ContinuousClock.Instant] {
-        var deadlines: [CollectionID: ContinuousClock.Instant] = [:]
+    private func keptKeyDeadlines(_ configuration: LockConfiguration) -> [CollectionID: UInt64] {
+        var deadlines: [CollectionID: UInt64] = [:]
         for id in (try? server.keychain.collectionIDs()) ?? [] where server.keychain.hasKeptKey(id) {
             let window = configuration.settings(for: id).fingerprintWindowSeconds
-            deadlines[id] = window.flatMap { w in passwordUnlock[id].map { $0 + .seconds(w) } } ?? .now
+            deadlines[id] = window.flatMap { w in passwordUnlock[id].map { Self.time($0, plus: w) } } ?? now
         }
         return deadlines
     }

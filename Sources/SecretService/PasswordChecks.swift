@@ -47,7 +47,6 @@ final class PasswordChecks: Sendable {
 
     private let state = Mutex(State())
     private let readySignal = DispatchSemaphore(value: 0)
-    private let timers = DispatchQueue(label: "coffer.password-check-timers")
     /// How many seconds the unlock throttle holds `collection` back now.
     private let secondsLeft: @Sendable (CollectionID) -> UInt64
 
@@ -94,7 +93,7 @@ final class PasswordChecks: Sendable {
         if let collection = check.collection, !isDeparted(check.client) {
             let seconds = secondsLeft(collection)
             if seconds > 0 {
-                timers.asyncAfter(deadline: .now() + .seconds(Int(seconds))) { [self] in begin(check) }
+                Clock.source.after(milliseconds: seconds * 1000) { [self] in begin(check) }
                 return
             }
         }
@@ -120,7 +119,7 @@ final class PasswordChecks: Sendable {
                 finish(check, .success(()))
             } catch CofferError.throttled(_, let seconds) {
                 // Held back meanwhile (another process over the same files): wait, then again.
-                timers.asyncAfter(deadline: .now() + .seconds(Int(max(seconds, 1)))) { [self] in begin(check) }
+                Clock.source.after(milliseconds: max(seconds, 1) * 1000) { [self] in begin(check) }
             } catch {
                 finish(check, .failure(error))
             }

@@ -131,6 +131,7 @@ struct Cofferd: ParsableCommand {
             log("warning: the secure memory pool could not be locked into RAM, so keys and secrets may be written to swap; raise the locked-memory limit (ulimit -l, or LimitMEMLOCK= in the systemd unit) to at least \(secureMemoryKib) KiB")
         }
 
+        if let clock = try TestClock.requested(in: ProcessInfo.processInfo.environment) { Clock.install(clock) }
         let directory = dataDir ?? FileStore.defaultDirectory()
         let keychain = Keychain(provider: try FileStore(directory: directory, warn: { log("warning: \($0)") }))
         // The password is read, used and wiped here: it is gone before the daemon serves.
@@ -158,6 +159,7 @@ struct Cofferd: ParsableCommand {
             dataDirectory: directory.hasPrefix("/") ? directory
                 : FileSystem.symbolicLinkTarget("/proc/self/cwd").map { "\($0)/\(directory)" } ?? directory,
             pinentryProgram: pinentryProgram, pinentryEnvironment: pinentryEnvironment))
+        server.serveTestClock()
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
         let lockTriggers = LockTriggers(server: server, system: systemBus?.connection)
         try lockTriggers.start()

@@ -3,6 +3,7 @@ import CofferCrypto
 @testable import CofferStore
 import Foundation
 import Synchronization
+import SystemKit
 import Testing
 
 /// Wrong passwords hold back the next unlock: 1, 2, 4 … seconds, at most 5 minutes, seen by
@@ -13,9 +14,16 @@ import Testing
         #expect(UnlockThrottle.wait(afterFailures: .max) == 300)
     }
 
+    /// A keychain over `fixture`'s files whose throttle reads `clock`.
+    static func keychain(_ fixture: StoreFixture, clock: TimeSource) throws -> Keychain {
+        Keychain(provider: try FileStore(directory: fixture.directory, kdf: .testing, watchChanges: true, warn: { _ in },
+                                         beforeFlush: {}, clock: clock))
+    }
+
     @Test func aWrongPasswordHoldsBackTheNextForEveryProcessUntilTheRightOneClearsIt() throws {
         let fixture = try StoreFixture()
-        let keychain = try fixture.keychain()
+        let clock = TimeSource.manual(at: 1_800_000_000_000)
+        let keychain = try Self.keychain(fixture, clock: clock)
         try keychain.createCollection(label: "Work", id: work, password: password("pw"))
         try keychain.lock(work)
 
@@ -23,17 +31,22 @@ import Testing
         // Within the second that follows, not even the right password is checked …
         #expect(throws: CofferError.throttled("work", seconds: 1)) { try keychain.unlock(work, password: password("pw")) }
         // … by this process or another over the same files (a restart, the CLI, PAM).
-        let other = try fixture.keychain()
+        let other = try Self.keychain(fixture, clock: clock)
         #expect(throws: CofferError.throttled("work", seconds: 1)) { try other.unlock(work, password: password("pw")) }
         #expect(try keychain.info(work).isLocked)
 
-        Thread.sleep(forTimeInterval: 1.1)
+        clock.advance(by: 999)
+        #expect(throws: CofferError.throttled("work", seconds: 1)) { try keychain.unlock(work, password: password("pw")) }
+        clock.advance(by: 1)
         #expect(throws: CofferError.authenticationFailed) { try keychain.unlock(work, password: password("again wrong")) }
         #expect(throws: CofferError.throttled("work", seconds: 2)) { try keychain.unlock(work, password: password("pw")) }
         // Waiting it out (as the daemon's dialogs and coffer do), the password is then checked.
         var announced: [UInt64] = []
         let right = try password("pw")
-        try Keychain.waitingOutThrottle(announce: { announced.append($0) }) { () throws(CofferError) in
+        try Keychain.waitingOutThrottle(clock: clock, announce: { seconds in
+            announced.append(seconds)
+            clock.advance(by: seconds * 1000)
+        }) { () throws(CofferError) in
             try keychain.unlock(work, password: right)
         }
         #expect(announced == [2])

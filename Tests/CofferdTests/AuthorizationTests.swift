@@ -17,8 +17,10 @@ import Testing
         let f: DaemonFixture
         let otherTool: String
 
-        init(pinentry: [String]? = [], pinentryProgram: String? = nil) throws {
-            f = try DaemonFixture(pinentry: pinentry, pinentryProgram: pinentryProgram)
+        init(pinentry: [String]? = [], pinentryProgram: String? = nil, daemonEnvironment: [String: String] = [:],
+             lockSettings: String? = nil) throws {
+            f = try DaemonFixture(pinentry: pinentry, pinentryProgram: pinentryProgram, daemonEnvironment: daemonEnvironment,
+                                  lockSettings: lockSettings)
             otherTool = f.root + "/bin/other-secret-tool"
             try FileManager.default.createDirectory(atPath: f.root + "/bin", withIntermediateDirectories: true)
             try Executables.copy(try #require(Executables.inPath("secret-tool")), to: otherTool)
@@ -285,6 +287,21 @@ import Testing
         try Executables.appendZeroByte(to: w.otherTool)
         let changed = try w.lookup(with: w.otherTool)
         #expect(changed.exitCode != 0 && changed.stdout.isEmpty, "\(changed)")
+        #expect(w.dialogs == 0)
+    }
+
+    /// `--for` ends a grant by cofferd's clock (here a test clock, an hour on in a moment).
+    @Test func aGrantForAnHourEndsAfterTheHour() throws {
+        let w = try World(daemonEnvironment: DaemonFixture.testClock, lockSettings: "[every collection]\nlock-after-idle = never\n")
+        defer { w.f.shutdown() }
+        try w.coffer(["policy", "strict"])
+        try w.storeWithSecretTool()
+        try w.coffer(["access", "grant", w.otherTool, "--for", "1h"])
+        try w.f.advanceClock(seconds: 3540)
+        #expect(try w.lookup(with: w.otherTool).stdout == "s3cret", "the grant ended before its hour: \(w.f.daemonLog)")
+        try w.f.advanceClock(seconds: 120)
+        let expired = try w.lookup(with: w.otherTool)
+        #expect(expired.exitCode != 0 && expired.stdout.isEmpty, "read an hour and a minute into a grant for an hour: \(expired)")
         #expect(w.dialogs == 0)
     }
 

@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func itemProperties() throws {
-        let f = try DaemonFixture()
+        let f = try DaemonFixture(daemonEnvironment: DaemonFixture.testClock)
         defer { f.shutdown() }
         let c = f.client!
         let session = try c.library.openSession()
@@ -81,9 +81,8 @@ import Testing
         #expect(try c.library.property(ItemInterface.Property.type, of: ItemInterface.name, on: item) == .string("org.example.Note"))
         #expect(try c.library.item(item).attributes == ["c": "3", "xdg:schema": "org.example.Note"])
 
-        // Modified moves forward on changes. It counts whole seconds (time(2), whose coarse clock
-        // lags a tick behind): the change waits for the clock to pass the next one.
-        Thread.sleep(until: Date(timeIntervalSince1970: TimeInterval(modified + 1) + 0.05))
+        // Modified moves forward on changes. It counts whole seconds: the test clock moves one on.
+        try f.advanceClock(seconds: 1)
         try c.library.setSecret(of: item, to: SecureBytes("s2"), session: session)
         let snapshot = try c.library.item(item)
         #expect(snapshot.modified > modified)

@@ -120,6 +120,11 @@ struct DebianPackageTests {
             #expect(!run.succeeded && run.stderr.contains("COFFER_TEST_FAST_KDF is set"), "\(binary): \(run)")
             #expect(!FileManager.default.fileExists(atPath: data + "/login.coffer"))
         }
+        // So is the tests' manual clock, which would let another program stretch every time limit.
+        let clocked = try await Repository.run("\(root)/usr/bin/cofferd", ["--foreground", "--data-dir", data],
+                                               environment: ["PATH": "/usr/bin:/bin", "HOME": root].merging(TestEnvironment.clock(at: 0)) { $1 })
+        #expect(!clocked.succeeded && clocked.stderr.contains("COFFER_TEST_CLOCK is set"), "\(clocked)")
+        #expect(!FileManager.default.fileExists(atPath: data + "/login.coffer"))
 
         let doc = "\(root)/usr/share/doc/coffer"
         let copyright = try String(contentsOfFile: doc + "/copyright", encoding: .utf8)
