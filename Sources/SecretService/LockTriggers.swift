@@ -44,7 +44,10 @@ public final class LockTriggers: Sendable {
                 guard let self, (try? message.arguments())?.first?.bool == true, let sender = message.sender else { return }
                 // Only the screensaver itself: anyone else could close the user's dialogs at will.
                 server.connection.nameOwner(interface) { [server] owner in
-                    if (try? owner.get()) == sender { server.lock(on: .screenLocked(by: interface)) }
+                    guard (try? owner.get()) == sender else {
+                        return server.log("ignored ActiveChanged from \(sender), which does not own \(interface)")
+                    }
+                    server.lock(on: .screenLocked(by: interface))
                 }
             }
         }
@@ -62,7 +65,7 @@ public final class LockTriggers: Sendable {
             try system.addMatch(rule.matchRule)
             _ = system.addSignalHandler(rule) { [weak self] message in
                 guard let self, let sender = message.sender, let arguments = try? message.arguments() else { return }
-                fromLogind(sender) { handler(message, arguments) }
+                fromLogind(sender, rule.member) { handler(message, arguments) }
             }
         }
         system.post { [self] in
@@ -72,9 +75,12 @@ public final class LockTriggers: Sendable {
     }
 
     /// Runs `body` (on the system loop) if `sender` owns org.freedesktop.login1.
-    private func fromLogind(_ sender: String, _ body: @escaping () -> Void) {
-        system?.nameOwner(Self.logind) { result in
-            if (try? result.get()) == sender { body() }
+    private func fromLogind(_ sender: String, _ member: String?, _ body: @escaping () -> Void) {
+        system?.nameOwner(Self.logind) { [server] result in
+            guard (try? result.get()) == sender else {
+                return server.log("ignored \(member ?? "a signal") from \(sender), which does not own \(Self.logind)")
+            }
+            body()
         }
     }
 
@@ -110,18 +116,29 @@ public final class LockTriggers: Sendable {
 
     private func sessionNew(_ arguments: [DBusValue]) {
         guard arguments.count == 2, let id = arguments[0].string, let path = arguments[1].objectPath else { return }
-        ownedByThisUser(path) { [self] ours in if ours { sessions.withLock { $0[id] = path } } }
+        ownedByThisUser(path) { [self] ours in
+            guard ours else { return }
+            let count = sessions.withLock { sessions in
+                sessions[id] = path
+                return sessions.count
+            }
+            server.log("logind session \(id) of this user began (\(count) now)")
+        }
     }
 
     private func sessionRemoved(_ id: String?) {
-        guard let id, sessions.withLock({ $0.removeValue(forKey: id) != nil && $0.isEmpty }) else { return }
+        guard let id, let left = sessions.withLock({ $0.removeValue(forKey: id) == nil ? nil : $0.count }) else { return }
+        guard left == 0 else { return server.log("logind session \(id) of this user ended (\(left) left)") }
         toServer(.sessionEnded)
     }
 
     private func sessionLocked(_ path: ObjectPath?) {
         guard let path else { return }
         if sessions.withLock({ $0.values.contains(path) }) { return toServer(.screenLocked(by: "logind")) }
-        ownedByThisUser(path) { [self] ours in if ours { toServer(.screenLocked(by: "logind")) } }
+        ownedByThisUser(path) { [self] ours in
+            guard ours else { return server.log("ignored the Lock of logind session \(path.rawValue), which is not this user's") }
+            toServer(.screenLocked(by: "logind"))
+        }
     }
 
     /// Whether the logind session at `path` is this user's (its `User` property).

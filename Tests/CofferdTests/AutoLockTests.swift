@@ -24,20 +24,21 @@ import Testing
     }
 
     @Test func idleTimeLocksAndEachUseStartsItAgain() throws {
-        let f = try DaemonFixture(lockSettings: "[every collection]\nlock-after-idle = 3s\n")
+        let f = try DaemonFixture(daemonEnvironment: DaemonFixture.testClock, lockSettings: "[every collection]\nlock-after-idle = 3s\n")
         defer { f.shutdown() }
         let c = f.client!
         let item = try c.quickItem(attributes: ["app": "idle"], secret: "s")
         let session = try c.library.openSession()
         // Reading a secret is a use: at 1 s intervals, 3 s never pass without one.
         for _ in 0..<4 {
-            usleep(1_000_000)
+            try f.advanceClock(seconds: 1)
             #expect(try c.secretBytes(of: item, session: session) == Array("s".utf8), "locked although used \(f.daemonLog)")
         }
-        let lastUse = Date()
         c.clearSignals()
-        let locked = try #require(Self.lockTime(c, since: lastUse), "never locked: \(f.daemonLog)")
-        #expect(locked >= 2.9 && locked <= 4.0, "locked \(locked) s after the last use, the idle time being 3 s")
+        try f.advanceClock(seconds: 2.9)
+        #expect(try !c.isLocked(SecretPath.login), "locked 2.9 s after the last use, the idle time being 3 s")
+        try f.advanceClock(seconds: 0.1)
+        #expect(try c.isLocked(SecretPath.login), "not locked 3 s after the last use, the idle time being 3 s: \(f.daemonLog)")
         // Announced as any lock, with the reason in the log and the audit log.
         #expect(c.waitForSignal("PropertiesChanged", path: SecretPath.login) { signal in
             signal.arguments.dropFirst().first?.dictionaryEntries?.contains { $0.key.string == "Locked" && $0.value.variantValue?.bool == true } == true
@@ -63,18 +64,24 @@ import Testing
         lock-after-idle = never
         lock-on-screen-lock = no
         """
-        let f = try DaemonFixture(lockSettings: settings)
+        let f = try DaemonFixture(daemonEnvironment: DaemonFixture.testClock, lockSettings: settings)
         defer { f.shutdown() }
         let c = f.client!
-        usleep(2_500_000)
+        try f.advanceClock(seconds: 2.5)
         #expect(try !c.isLocked(SecretPath.login), "login locked although its own settings say never")
         try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
-        usleep(500_000)
+        try Self.expectDecision(f, "the screen locked (org.gnome.ScreenSaver): no unlocked collection's settings say to lock it")
         #expect(try !c.isLocked(SecretPath.login), "login locked on a screen lock although its settings say no")
         // The control: the same file without login's section, read again at the next decision.
         try "[every collection]\nlock-after-idle = 1s\n".write(toFile: f.settingsFile, atomically: true, encoding: .utf8)
         try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver")
         #expect(Self.lockTime(c, since: Date()) != nil, "the settings file is not read: \(f.daemonLog)")
+    }
+
+    /// Waits for cofferd to log `decision` (what it made of a signal that locks nothing).
+    static func expectDecision(_ f: DaemonFixture, _ decision: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(eventually { f.daemonLog.contains(decision) }, "cofferd did not say \"\(decision)\": \(f.daemonLog)",
+                     sourceLocation: sourceLocation)
     }
 
     /// Emits `ActiveChanged(active)` as the screensaver owning `interface` (as a bus name) does;
@@ -84,8 +91,8 @@ import Testing
         defer { impostor?.close() }
         let screensaver = try impostor ?? f.screensaver(interface)
         try screensaver.emitSignal(path: "/org/gnome/ScreenSaver", interface: interface, member: "ActiveChanged", arguments: [.boolean(active)])
-        _ = try screensaver.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                                 member: "GetId")   // sent before the call returns
+        // cofferd has received the signal when it answers a call sent after it (in order).
+        _ = try screensaver.call(destination: SecretServiceClient.busName, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping")
     }
 
     @Test(arguments: ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"])
@@ -93,8 +100,7 @@ import Testing
         let f = try DaemonFixture(pinentry: [])
         defer { f.shutdown() }
         let c = f.client!
-        try Self.activateScreenSaver(on: f, interface, active: false)
-        usleep(300_000)
+        try Self.activateScreenSaver(on: f, interface, active: false)   // handled once cofferd answers after it
         #expect(try !c.isLocked(SecretPath.login), "the screensaver going away locked")
         // A prompt waiting (a collection to create) is dismissed by the lock.
         let pending = try c.call(ServiceInterface.CreateCollection.self, .init(properties: .init(label: "Later"), alias: ""))
@@ -133,7 +139,7 @@ import Testing
         #expect(eventually { logind.sessionsListed }, "cofferd did not ask logind for the sessions")
         // Another user's screen lock is not ours.
         try logind.lockSession("c7")
-        usleep(500_000)
+        try Self.expectDecision(f, "ignored the Lock of logind session \(FakeLogind.path(ofSession: "c7").rawValue), which is not this user's")
         #expect(try !c.isLocked(SecretPath.login), "another user's session lock locked ours")
         var start = Date()
         try logind.lockSession("c1")
@@ -144,10 +150,10 @@ import Testing
         // The session end: a new session of ours, then every one of ours ends.
         try unlockLogin(f)
         try logind.addSession("c9", uid: Self.ownUID)
-        usleep(300_000)
-        try logind.removeSession("c1")
+        try Self.expectDecision(f, "logind session c9 of this user began (2 now)")
         try logind.removeSession("c7")   // another user's
-        usleep(500_000)
+        try logind.removeSession("c1")
+        try Self.expectDecision(f, "logind session c1 of this user ended (1 left)")
         #expect(try !c.isLocked(SecretPath.login), "locked while a session of this user remains")
         start = Date()
         try logind.removeSession("c9")
@@ -193,7 +199,10 @@ import Testing
         try impostor.emitSignal(path: FakeLogind.path(ofSession: "c1"), interface: FakeLogind.session, member: "Lock")
         _ = try impostor.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetId")
         try Self.activateScreenSaver(on: f, "org.gnome.ScreenSaver", owningTheName: false)
-        usleep(700_000)
+        for ignored in ["PrepareForSleep", "Lock"] {
+            try Self.expectDecision(f, "ignored \(ignored) from \(impostor.uniqueName), which does not own org.freedesktop.login1")
+        }
+        try Self.expectDecision(f, "ignored ActiveChanged from ")
         #expect(try !f.client!.isLocked(SecretPath.login), "a signal not from the owner of the name it claims locked")
         // The control: the same signals from logind lock.
         try logind.lockSession("c1")

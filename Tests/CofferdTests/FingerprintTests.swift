@@ -16,10 +16,11 @@ struct FingerprintTests {
         let fprintd: FakeFprintd
         let f: DaemonFixture
 
-        init(reader: FakeFprintd.Reader, pinentry: [String], lockSettings: String? = nil) throws {
+        /// `daemonEnvironment`: added to cofferd's (a test clock).
+        init(reader: FakeFprintd.Reader, pinentry: [String], lockSettings: String? = nil, daemonEnvironment: [String: String] = [:]) throws {
             logind = try FakeLogind(sessions: ["c1": getuid()])
             fprintd = try FakeFprintd(on: logind.bus, reader: reader)
-            f = try DaemonFixture(pinentry: pinentry, systemBus: logind.bus, lockSettings: lockSettings)
+            f = try DaemonFixture(pinentry: pinentry, daemonEnvironment: daemonEnvironment, systemBus: logind.bus, lockSettings: lockSettings)
         }
 
         deinit {
@@ -111,15 +112,16 @@ struct FingerprintTests {
 
     @Test func pastTheWindowOnlyThePassword() throws {
         let w = try World(reader: .scans(["verify-match"]), pinentry: [DaemonFixture.loginPassword],
-                          lockSettings: "[every collection]\nfingerprint-window = 3s\n")
+                          lockSettings: "[every collection]\nfingerprint-window = 3s\n", daemonEnvironment: DaemonFixture.testClock)
         // Locked by itself within the window: the key is kept, and wiped when the window ends.
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(eventually { w.f.daemonLog.contains("a fingerprint may unlock it again within its window") }, "\(w.f.daemonLog)")
-        #expect(eventually(timeout: 8) { w.f.daemonLog.contains("its fingerprint window is over") }, "\(w.f.daemonLog)")
+        #expect(try !w.f.advanceClock(seconds: 2.9).contains("its fingerprint window is over"), "the window of 3 s ended within 2.9 s")
+        #expect(try w.f.advanceClock(seconds: 0.1).contains("its fingerprint window is over"), "\(w.f.daemonLog)")
         let c = w.f.client!
         try w.expectPasswordOnly("past the window")
         // Unlocked by the password again: a new window. Past it, a lock keeps nothing.
-        usleep(3_200_000)
+        try w.f.advanceClock(seconds: 3.2)
         try AutoLockTests.activateScreenSaver(on: w.f, "org.gnome.ScreenSaver")
         #expect(AutoLockTests.lockTime(c, since: Date()) != nil)
         #expect(!w.f.daemonLog.components(separatedBy: "\n").suffix(3).joined().contains("a fingerprint may unlock"), "\(w.f.daemonLog)")

@@ -59,13 +59,17 @@ import Testing
             server.post { ran.add("posted meanwhile") }
         }
         #expect(eventually { ran.all == ["posted before"] })
-        usleep(200_000)
-        #expect(ran.all == ["posted before"], "the follow-up ran without a message")
+        // Two more turns of the loop with work but no message: the follow-up still waits.
+        for turn in ["a turn later", "two turns later"] {
+            server.post { ran.add(turn) }
+            #expect(eventually { ran.all.last == turn })
+        }
+        #expect(ran.all == ["posted before", "a turn later", "two turns later"], "the follow-up ran without a message")
         #expect(heard.all.isEmpty)
 
         try Self.echo(h)
-        #expect(eventually { ran.all.count == 4 && heard.all.count == 2 })
-        #expect(ran.all == ["posted before", "follow-up", "posted by the follow-up", "posted meanwhile"])
+        #expect(eventually { ran.all.count == 6 && heard.all.count == 2 })
+        #expect(ran.all == ["posted before", "a turn later", "two turns later", "follow-up", "posted by the follow-up", "posted meanwhile"])
         #expect(heard.all == ["from the follow-up", "emitted meanwhile"])
 
         // With nothing waiting, the loop's posts and signals go at once again.

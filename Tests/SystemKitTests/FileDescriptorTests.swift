@@ -132,10 +132,11 @@ private let interruptions = Atomic<Int>(0)
             gotLock.store(true, ordering: .relaxed)
             other.unlock()
         }
+        // A second open file cannot take a lock the first holds …
+        let refused = flock(other.rawValue, LOCK_SH | LOCK_NB) == -1 ? errno : 0
+        #expect(refused == EWOULDBLOCK, "a second open file got a lock the first holds")
+        // … and one waiting for it has it once the first lets go.
         locker.start()
-        usleep(100_000)
-        let lockedOut = !gotLock.load(ordering: .relaxed)
-        #expect(lockedOut, "a second open file got a lock the first holds")
         file.unlock()
         while !gotLock.load(ordering: .relaxed) { usleep(1_000) }
     }
