@@ -3,7 +3,7 @@ import CofferBackup
 import CofferCore
 import CofferCrypto
 import CofferStore
-import Foundation
+import FoundationEssentials
 import GnomeKeyringFormat
 import SystemKit
 

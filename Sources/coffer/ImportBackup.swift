@@ -3,7 +3,7 @@ import CofferBackup
 import CofferCore
 import CofferCrypto
 import CofferStore
-import Foundation
+import FoundationEssentials
 
 struct ImportBackup: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,7 @@ import CofferCore
 import CofferCrypto
 import CofferImport
 import CofferStore
-import Foundation
+import FoundationEssentials
 import GnomeKeyringFormat
 
 struct ImportGnomeKeyring: ParsableCommand {

@@ -1,7 +1,7 @@
 import CofferCore
 import CofferCrypto
 import CofferImport
-import Foundation
+import FoundationEssentials
 import GnomeKeyringFormat
 
 /// Imports into the store files, a keyring file or a provider's collection at a time (see

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// `coffer doctor`: looks at everything that decides whether Coffer serves this session's
 /// passwords, and says per finding what to do. It never asks for a password, never prints a

@@ -1,11 +1,12 @@
-import Foundation
+import FoundationEssentials
+import SystemKit
 
 /// The directories of this session as the XDG Base Directory specification defines them
 /// (relative paths in the variables are ignored, as it says), and the current desktops.
 struct SessionPaths {
     let environment: [String: String]
 
-    var home: String { environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() }
+    var home: String { environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileSystem.homeDirectoryOfThisUser() }
     /// `$XDG_DATA_HOME`, else `~/.local/share`.
     var dataHome: String { absolute("XDG_DATA_HOME") ?? home + "/.local/share" }
     /// `$XDG_CONFIG_HOME`, else `~/.config`.
