@@ -1,3 +1,4 @@
+import CofferCore
 import CofferCrypto
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,4 @@
+import CofferCore
 import Foundation
 @testable import SecretService
 import Testing

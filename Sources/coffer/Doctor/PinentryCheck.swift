@@ -1,3 +1,4 @@
+import CofferCore
 import SystemKit
 
 /// Finding 7: which pinentry program a password prompt would use now, and whether it can be

@@ -1,6 +1,8 @@
+import SystemKit
+
 /// Which pinentry program asks the user for passwords, or why none can: the choice cofferd
 /// makes for its prompts (SecretService's `Pinentry` runs the program) and `coffer doctor`
-/// reports. Kept here, below both, so that there is one choice.
+/// reports. Kept in the core, below both, so that there is one choice.
 ///
 /// Given no program, the first found in `PATH` of the programs that can reach the user in the
 /// session: the graphical ones where there is a display (DISPLAY or WAYLAND_DISPLAY), the
