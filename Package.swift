@@ -6,10 +6,12 @@
 //                   calls), CPAMCalls (libpam's pam_sm_* entry points, keeping its pointers)
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
 //                   the hex and percent escapers), CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed) and
+//                   SecretServiceClient (a client library of any provider): over DBusKit and
+//                   CofferCrypto alone, they know nothing of Coffer's model or store
 //   core and store: CofferCore (Keychain model), CofferStore (encrypted files)
 //   formats:        GnomeKeyringFormat (gnome-keyring's files), CofferBackup (encrypted backups)
-//   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed)
-//   object layer:   SecretService (the server's objects); SecretServiceClient (a client library);
+//   object layer:   SecretService (the server's objects, over the protocol and the core);
 //                   CofferImport (into the store, from keyring files or any provider's bus)
 //   login:          LoginUnlock (what a login does, no Foundation), PAMCoffer (the PAM module:
 //                   what Swift sees of a PAM call, pointer-free, over LoginUnlock and CPAMCalls)
@@ -49,7 +51,7 @@ let package = Package(
 
         // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,
         // errors and paths, shared by the server and the client library.
-        .target(name: "SecretServiceProtocol", dependencies: ["CofferCore", "CofferCrypto", "DBusKit"]),
+        .target(name: "SecretServiceProtocol", dependencies: ["CofferCrypto", "DBusKit"]),
 
         // gnome-keyring's keyring files, both formats (for import and export).
         .target(name: "GnomeKeyringFormat", dependencies: ["CofferCrypto", "SystemKit"]),
@@ -62,7 +64,7 @@ let package = Package(
                                                      "SecretServiceClient", "SecretServiceProtocol"]),
 
         // A client of any Secret Service provider, on the same protocol module.
-        .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit"]),
+        .target(name: "SecretServiceClient", dependencies: ["SecretServiceProtocol", "CofferCrypto", "DBusKit"]),
 
         // The org.freedesktop.Secret.* object layer.
         .target(name: "SecretService", dependencies: ["SecretServiceProtocol", "CofferCore", "CofferCrypto", "DBusKit", "SystemKit"]),

@@ -27,7 +27,7 @@ import SecretServiceClient
 import SecretServiceProtocol
 
 let defaultCollection = SecretPath.aliases.appending(escaping: "default")
-let sessionCollection = SecretPath.collection(.session)
+let sessionCollection = SecretPath.collection(named: "session")
 
 struct Options {
     var sizes = [1_000, 10_000]

@@ -46,7 +46,7 @@ defer {
     bus.stop()
     try? FileManager.default.removeItem(atPath: root)
 }
-let login = SecretPath.collection(.login)
+let login = SecretPath.collection(named: "login")
 let owner = SecretServiceClient(connection: try DBusConnection(address: bus.address))
 _ = try owner.lock([login])
 

@@ -1,3 +1,5 @@
+import CofferCrypto
+
 /// Item attributes: names and values are UTF-8 strings, matched exactly and case-sensitively.
 public typealias Attributes = [String: String]
 

@@ -1,3 +1,5 @@
+import CofferCrypto
+
 /// What is known of an item apart from its secret.
 public struct ItemMetadata: Equatable, Sendable {
     public var label: String

@@ -1,3 +1,5 @@
+import CofferCrypto
+
 /// How many matches a search returns.
 public enum MatchLimit: Sendable {
     case one

@@ -178,7 +178,7 @@ final class SecretPortal: Sendable {
     /// from gnome-keyring) or could not be verified: it could have been planted by a program
     /// that knows its bytes, to read what the application then encrypts with it.
     private func secret(of appID: String, in id: CollectionID) throws -> (Secret, ItemReference, made: Bool) {
-        let attributes = [PortalSecretInterface.appIDAttribute: appID, ItemClass.schemaAttribute: PortalSecretInterface.schema]
+        let attributes = [ApplicationKey.appIDAttribute: appID, ItemClass.schemaAttribute: ApplicationKey.schema]
         let application = Application(kind: .flatpak, name: appID)
         let keychain = server.keychain
         let matches = try keychain.search(Query(attributes: attributes, collection: id, returnAttributes: true))

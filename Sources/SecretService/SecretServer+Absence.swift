@@ -11,8 +11,8 @@ extension SecretServer {
             guard (try? keychain.resolveAlias(alias)).flatMap({ $0 }) == nil else { return nil }
             return hasNoCollection ? Self.noCollectionYet
                 : "the alias '\(alias)' names no collection; point it at one: coffer alias set \(alias) ID (coffer collections lists them)"
-        case .collection(let id) where !collectionExists(id):
-            return hasNoCollection ? Self.noCollectionYet : "there is no collection '\(id)' (coffer collections lists them)"
+        case .collection(let name) where existingCollection(named: name) == nil:
+            return hasNoCollection ? Self.noCollectionYet : "there is no collection '\(name)' (coffer collections lists them)"
         default:
             return nil
         }

@@ -139,11 +139,12 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
         switch SecretPath.parse(path) {
         case .service:
             return ServiceObject(server: self)
-        case .collection(let id):
-            return collectionExists(id) ? CollectionObject(server: self, id: id) : nil
+        case .collection(let name):
+            return existingCollection(named: name).map { CollectionObject(server: self, id: $0) }
         case .aliasCollection(let alias):
             return (try? keychain.resolveAlias(alias)).flatMap { $0 }.map { CollectionObject(server: self, id: $0) }
-        case .item(let collection, let item):
+        case .item(let name, let item):
+            guard let collection = CollectionID(name) else { return nil }
             let reference = ItemReference(collection: collection, item: item)
             return keychain.exists(reference) ? ItemObject(server: self, reference: reference) : nil
         case .aliasItem(let alias, let item):
@@ -172,8 +173,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
         if path == SecretPath.sessions { return sessions.keys.sorted().map { "s\($0)" } }
         if path == SecretPath.prompts { return prompts.keys.sorted().map { "p\($0)" } }
         switch SecretPath.parse(path) {
-        case .collection(let id):
-            return itemPaths(in: id).compactMap(\.lastElement)
+        case .collection(let name):
+            return existingCollection(named: name).map { itemPaths(in: $0).compactMap(\.lastElement) } ?? []
         case .aliasCollection(let alias):
             guard let id = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return [] }
             return itemPaths(in: id).compactMap(\.lastElement)
@@ -195,10 +196,15 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
         ((try? keychain.collectionIDs()) ?? []).contains(id)
     }
 
+    /// The collection whose id is `name`, if there is one.
+    func existingCollection(named name: String) -> CollectionID? {
+        CollectionID(name).flatMap { collectionExists($0) ? $0 : nil }
+    }
+
     /// The collection a collection or alias path names.
     func collectionID(at path: ObjectPath) -> CollectionID? {
         switch SecretPath.parse(path) {
-        case .collection(let id): return collectionExists(id) ? id : nil
+        case .collection(let name): return existingCollection(named: name)
         case .aliasCollection(let alias): return (try? keychain.resolveAlias(alias)).flatMap { $0 }
         default: return nil
         }
@@ -214,8 +220,8 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
     /// keychain call reports a missing item anyway).
     func itemReference(named path: ObjectPath) -> ItemReference? {
         switch SecretPath.parse(path) {
-        case .item(let collection, let item):
-            return ItemReference(collection: collection, item: item)
+        case .item(let name, let item):
+            return CollectionID(name).map { ItemReference(collection: $0, item: item) }
         case .aliasItem(let alias, let item):
             guard let collection = (try? keychain.resolveAlias(alias)).flatMap({ $0 }) else { return nil }
             return ItemReference(collection: collection, item: item)

@@ -1,4 +1,3 @@
-import CofferCore
 import CofferCrypto
 import DBusKit
 import SecretServiceProtocol

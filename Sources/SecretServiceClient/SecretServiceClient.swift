@@ -1,4 +1,3 @@
-import CofferCore
 import CofferCrypto
 import DBusKit
 import SecretServiceProtocol
@@ -17,7 +16,7 @@ import Synchronization
 /// ```swift
 /// let client = try SecretServiceClient.connectToSessionBus()
 /// let session = try client.openSession()
-/// let login = try client.readAlias("default") ?? SecretPath.collection(.login)
+/// let login = try client.readAlias("default") ?? SecretPath.collection(named: "login")
 /// let item = try client.createItem(in: login, label: "Git", attributes: ["service": "git"],
 ///                                  secret: try SecureBytes(Array("hunter2".utf8)), session: session)
 /// let found = try client.search(["service": "git"]).unlocked

@@ -1,4 +1,3 @@
-import CofferCore
 import DBusKit
 
 /// `org.freedesktop.impl.portal.Secret` at `/org/freedesktop/portal/desktop`: the backend of
@@ -21,12 +20,6 @@ public enum PortalSecretInterface {
 
     /// The version of the interface served (the `version` property).
     public static let version: UInt32 = 1
-
-    /// The `xdg:schema` of the items that hold applications' master secrets.
-    public static let schema = ApplicationKey.schema
-
-    /// The attribute naming the application an item's master secret belongs to.
-    public static let appIDAttribute = ApplicationKey.appIDAttribute
 
     public static let description = InterfaceDescription(name, methods: [
         RetrieveSecret.description,

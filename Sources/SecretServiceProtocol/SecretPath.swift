@@ -1,4 +1,3 @@
-import CofferCore
 import DBusKit
 
 /// The object paths of the Secret Service and what each one names.
@@ -16,12 +15,14 @@ public enum SecretPath {
     /// "No object": the empty prompt, a missing alias.
     public static let none: ObjectPath = "/"
 
-    public static func collection(_ id: CollectionID) -> ObjectPath {
-        collections.appending(escaping: id.rawValue)
+    /// The collection whose id (the last element of its path, unescaped) is `id`.
+    public static func collection(named id: String) -> ObjectPath {
+        collections.appending(escaping: id)
     }
 
-    public static func item(_ reference: ItemReference) -> ObjectPath {
-        collection(reference.collection).appending(escaping: String(reference.item))
+    /// Item `number` of the collection `collection`.
+    public static func item(_ number: UInt64, inCollectionNamed collection: String) -> ObjectPath {
+        self.collection(named: collection).appending(escaping: String(number))
     }
 
     public static func session(_ number: UInt64) -> ObjectPath { sessions.appending(escaping: "s\(number)") }
@@ -32,10 +33,12 @@ public enum SecretPath {
         case service
         /// `…/collection` or `…/aliases`, or another node with children only.
         case node
-        case collection(CollectionID)
+        /// A collection, by its id.
+        case collection(String)
         case aliasCollection(String)
-        case item(CollectionID, ItemID)
-        case aliasItem(String, ItemID)
+        /// An item, by its collection's id and its number.
+        case item(String, UInt64)
+        case aliasItem(String, UInt64)
         case session(UInt64)
         case prompt(UInt64)
     }
@@ -71,7 +74,7 @@ public enum SecretPath {
         case 2:
             let kind = element(starts.0, starts.1 - 1), name = element(starts.1, bytes.count)
             switch kind {
-            case "collection": return collectionID(name).map { .collection($0) }
+            case "collection": return canonicalName(name).map { .collection($0) }
             case "aliases": return canonicalName(name).map { .aliasCollection($0) }
             case "session": return number(name, prefix: "s").map { .session($0) }
             case "prompt": return number(name, prefix: "p").map { .prompt($0) }
@@ -81,7 +84,7 @@ public enum SecretPath {
             let kind = element(starts.0, starts.1 - 1), name = element(starts.1, starts.2 - 1)
             guard let item = decimal(element(starts.2, bytes.count)) else { return nil }
             switch kind {
-            case "collection": return collectionID(name).map { .item($0, item) }
+            case "collection": return canonicalName(name).map { .item($0, item) }
             case "aliases": return canonicalName(name).map { .aliasItem($0, item) }
             default: return nil
             }
@@ -93,11 +96,7 @@ public enum SecretPath {
     private static func decimal(_ element: Substring) -> UInt64? {
         guard let first = element.utf8.first, first != UInt8(ascii: "0") || element.utf8.count == 1,
               element.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
-        return ItemID(element)
-    }
-
-    private static func collectionID(_ element: Substring) -> CollectionID? {
-        canonicalName(element).flatMap { CollectionID($0) }
+        return UInt64(element)
     }
 
     /// The name a collection or alias path element escapes, only if the element is exactly

@@ -1,4 +1,3 @@
-import CofferCore
 import CofferCrypto
 import DBusKit
 
@@ -23,8 +22,13 @@ public struct WireSecret: DBusRepresentable, Hashable {
 
     public static var dbusType: Signature { "(oayays)" }
 
-    /// The longest value a server accepts: the store's size limit plus one block of padding.
-    public static var secretLimit: Int? { Limits.maxSecretBytes + 16 }
+    /// The longest secret Coffer's server takes (256 KiB, what its store keeps: CofferCore's
+    /// `Limits.maxSecretBytes`, which a test holds equal).
+    public static let maxSecretBytes = 256 * 1024
+
+    /// The longest value a server reads into secure memory: `maxSecretBytes` plus one block of
+    /// padding. Longer values are refused before they are read.
+    public static var secretLimit: Int? { maxSecretBytes + 16 }
 
     /// The longest value a client accepts in a reply: other providers store larger secrets
     /// than Coffer does, and a client must be able to read (then refuse to store) them.

@@ -44,7 +44,7 @@ final class DaemonKeychain: KeychainBackend {
     }
 
     func info(_ id: CollectionID) throws -> CollectionInfo {
-        let path = SecretPath.collection(id)
+        let path = SecretPath.collection(named: id.rawValue)
         let collection = try calling(.collection(id)) { try client.collection(path) }
         // The daemon's own report: it knows its data directory and what it found in the file.
         let recovery = try calling(.collection(id)) { try client.recovery(of: path) }
@@ -66,7 +66,7 @@ final class DaemonKeychain: KeychainBackend {
 
     func setAlias(_ name: String, to collection: CollectionID?) throws {
         let subject: DaemonErrors.Subject = collection.map { .collection($0) } ?? .service
-        try calling(subject) { try client.setAlias(name, to: collection.map(SecretPath.collection)) }
+        try calling(subject) { try client.setAlias(name, to: collection.map { SecretPath.collection(named: $0.rawValue) }) }
     }
 
     /// The service names a new collection after its label (cofferd: `CollectionID.derived`,
@@ -83,24 +83,24 @@ final class DaemonKeychain: KeychainBackend {
     }
 
     func deleteCollection(_ id: CollectionID) throws {
-        try calling(.collection(id)) { try client.deleteCollection(SecretPath.collection(id)) }
+        try calling(.collection(id)) { try client.deleteCollection(SecretPath.collection(named: id.rawValue)) }
     }
 
     // MARK: Locking
 
     func lock(_ id: CollectionID) throws {
-        _ = try calling(.collection(id)) { try client.lock([SecretPath.collection(id)]) }
+        _ = try calling(.collection(id)) { try client.lock([SecretPath.collection(named: id.rawValue)]) }
     }
 
     func unlock(_ id: CollectionID, password: SecureBytes) throws {
         let session = try session()
-        try calling(.collection(id)) { try client.unlock(SecretPath.collection(id), password: password, session: session) }
+        try calling(.collection(id)) { try client.unlock(SecretPath.collection(named: id.rawValue), password: password, session: session) }
     }
 
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws {
         let session = try session()
         try calling(.collection(id)) {
-            try client.changePassword(of: SecretPath.collection(id), from: old, to: new, session: session)
+            try client.changePassword(of: SecretPath.collection(named: id.rawValue), from: old, to: new, session: session)
         }
     }
 
@@ -111,7 +111,7 @@ final class DaemonKeychain: KeychainBackend {
         if !replace && !existing.isEmpty { throw CofferError.duplicateItem }
         let session = try session()
         let path = try calling(.item(id)) {
-            try client.createItem(in: SecretPath.collection(id), label: item.label, attributes: item.attributes,
+            try client.createItem(in: SecretPath.collection(named: id.rawValue), label: item.label, attributes: item.attributes,
                                   secret: item.secret.bytes, contentType: item.secret.contentType, replace: replace,
                                   session: session)
         }
@@ -143,7 +143,7 @@ final class DaemonKeychain: KeychainBackend {
         guard try !isLocked(id) else { throw CofferError.locked(id.rawValue) }
         let session = try changes.secret.map { _ in try self.session() }
         for reference in references {
-            let path = SecretPath.item(reference)
+            let path = Self.path(of: reference)
             try calling(.item(id)) {
                 if let label = changes.label { try client.setLabel(ofItem: path, to: label) }
                 if let attributes = changes.attributes { try client.setAttributes(of: path, to: attributes) }
@@ -161,7 +161,7 @@ final class DaemonKeychain: KeychainBackend {
         guard !references.isEmpty else { return [] }
         guard try !isLocked(id) else { throw CofferError.locked(id.rawValue) }
         for reference in references {
-            try calling(.item(id)) { try client.deleteItem(SecretPath.item(reference)) }
+            try calling(.item(id)) { try client.deleteItem(Self.path(of: reference)) }
         }
         return references
     }
@@ -175,7 +175,7 @@ final class DaemonKeychain: KeychainBackend {
         let session = try session()
         var given = Set<Int>()
         try calling(.item(collection)) {
-            try client.forEachSecret(of: references.map(SecretPath.item), session: session) { position, secret in
+            try client.forEachSecret(of: references.map(Self.path(of:)), session: session) { position, secret in
                 given.insert(position)
                 try body(position, secret)
             }
@@ -185,12 +185,12 @@ final class DaemonKeychain: KeychainBackend {
         // An item that exists in an unlocked collection was refused; asking for the first of
         // those alone gets cofferd's reason.
         let refused = references.indices.filter { position in
-            !given.contains(position) && (try? client.item(SecretPath.item(references[position])))?.isLocked == false
+            !given.contains(position) && (try? client.item(Self.path(of: references[position])))?.isLocked == false
         }
         guard let first = refused.first else { return }
         var reason = "its policy or the user did not allow it"
         do {
-            _ = try client.secret(of: SecretPath.item(references[first]), session: session)
+            _ = try client.secret(of: Self.path(of: references[first]), session: session)
         } catch let error as DBusError where error.name == DBusError.Name.accessDenied {
             reason = DaemonErrors.detail(error)
         } catch {}
@@ -225,14 +225,14 @@ final class DaemonKeychain: KeychainBackend {
     }
 
     private func isLocked(_ id: CollectionID) throws -> Bool {
-        try calling(.collection(id)) { try client.collection(SecretPath.collection(id)).isLocked }
+        try calling(.collection(id)) { try client.collection(SecretPath.collection(named: id.rawValue)).isLocked }
     }
 
     /// The items of the query's collection that carry its attributes, by ascending id (only
     /// the first with `.one`). Works while the collection is locked.
     private func matches(of query: Query) throws -> [ItemReference] {
         let id = try scope(of: query)
-        let paths = try calling(.collection(id)) { try client.search(in: SecretPath.collection(id), query.attributes) }
+        let paths = try calling(.collection(id)) { try client.search(in: SecretPath.collection(named: id.rawValue), query.attributes) }
         let references = paths.compactMap(Self.reference(at:)).filter { $0.collection == id }.sorted { $0.item < $1.item }
         return query.limit == .one ? Array(references.prefix(1)) : references
     }
@@ -240,26 +240,31 @@ final class DaemonKeychain: KeychainBackend {
     /// The ids of the items of `id` whose attributes are exactly `attributes`.
     private func exactMatches(of attributes: Attributes, in id: CollectionID) throws -> [ItemID] {
         try matches(of: Query(attributes: attributes, collection: id)).filter { reference in
-            try calling(.item(id)) { try client.item(SecretPath.item(reference)).attributes } == attributes
+            try calling(.item(id)) { try client.item(Self.path(of: reference)).attributes } == attributes
         }.map(\.item)
     }
 
     /// Label, attributes and times (Secret Service items have no content type property: it
     /// travels with the secret, and listings do not show it).
     private func metadata(of reference: ItemReference) throws -> ItemMetadata {
-        let item = try calling(.item(reference.collection)) { try client.item(SecretPath.item(reference)) }
+        let item = try calling(.item(reference.collection)) { try client.item(Self.path(of: reference)) }
         return ItemMetadata(label: item.label, attributes: item.attributes, contentType: "text/plain",
                             created: item.created, modified: item.modified)
     }
 
     private static func collectionID(at path: ObjectPath) -> CollectionID? {
-        if case .collection(let id) = SecretPath.parse(path) { return id }
+        if case .collection(let name) = SecretPath.parse(path) { return CollectionID(name) }
         return nil
     }
 
     private static func reference(at path: ObjectPath) -> ItemReference? {
-        if case .item(let collection, let item) = SecretPath.parse(path) { return ItemReference(collection: collection, item: item) }
+        if case .item(let name, let item) = SecretPath.parse(path) { return CollectionID(name).map { ItemReference(collection: $0, item: item) } }
         return nil
+    }
+
+    /// The path the daemon serves the item `reference` at.
+    private static func path(of reference: ItemReference) -> ObjectPath {
+        SecretPath.item(reference.item, inCollectionNamed: reference.collection.rawValue)
     }
 
     /// A reply that does not have the shape the Secret Service specifies.

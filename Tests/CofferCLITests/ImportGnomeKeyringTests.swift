@@ -49,7 +49,7 @@ struct ImportGnomeKeyringTests {
         let keyring = try GnomeKeyringDaemon(password: keyringPassword, keyrings: ["login": Array(written)])
         let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
         defer { client.close() }
-        let served = try client.everyItem(of: SecretPath.collection(.login), session: try client.openSession())
+        let served = try client.everyItem(of: SecretPath.collection(named: "login"), session: try client.openSession())
         try #require(served.count == bulk + 2)
         keyring.stop()
         return (keyring, served)
@@ -208,7 +208,7 @@ struct ImportFromBusTests {
         // Every field of every item, as each provider serves it.
         let client = SecretServiceClient(connection: try DBusConnection(address: keyring.bus.address))
         defer { client.close() }
-        let served = try client.everyItem(of: SecretPath.collection(.login), session: try client.openSession())
+        let served = try client.everyItem(of: SecretPath.collection(named: "login"), session: try client.openSession())
         #expect(served.count == 2)
         #expect(try f.items(of: "login", password: "new login pw") == served)
 

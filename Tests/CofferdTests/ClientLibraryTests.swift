@@ -28,7 +28,7 @@ struct ClientLibraryTests {
         #expect(session.isEncrypted == (security == .encrypted))
 
         let login = try #require(try client.readAlias("default"))
-        #expect(login == SecretPath.collection(.login))
+        #expect(login == SecretPath.collection(named: "login"))
         let item = try client.createItem(in: login, label: "Git", attributes: ["service": "git", "user": "ann"],
                                          secret: try Self.bytes("hunter2"), contentType: "text/x-token", session: session)
         #expect(try client.search(["service": "git"]).unlocked == [item])
@@ -58,7 +58,7 @@ struct ClientLibraryTests {
         let client = try Self.client(f)
         defer { client.close() }
         let session = try client.openSession()
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         var items: [ObjectPath] = []
         for n in 0..<100 {
             items.append(try client.createItem(in: login, label: "n\(n)", attributes: ["n": "\(n)"],
@@ -81,7 +81,7 @@ struct ClientLibraryTests {
         defer { f.shutdown() }
         let client = try Self.client(f)
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         let session = try client.openSession()
         let item = try client.createItem(in: login, label: "t", attributes: ["t": "1"], secret: try Self.bytes("x"), session: session)
         #expect(try client.lock([login]) == [login])
@@ -114,7 +114,7 @@ struct ClientLibraryTests {
         let client = try Self.client(f)
         defer { client.close() }
         let plain = try client.openSession(.plain)
-        let item = try client.createItem(in: SecretPath.collection(.login), label: "k", attributes: ["k": "1"],
+        let item = try client.createItem(in: SecretPath.collection(named: "login"), label: "k", attributes: ["k": "1"],
                                          secret: try Self.bytes("start"), session: plain)
         for encode in [{ (key: [UInt8]) in Array(key.drop { $0 == 0 }) }, { [0, 0] + $0 }] {
             let pair = try DHKeyPair()
@@ -133,7 +133,7 @@ struct ClientLibraryTests {
         defer { f.shutdown() }
         let client = try Self.client(f)
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         #expect(try client.lock([login]) == [login])
         #expect(try client.collection(login).isLocked)
         #expect(throws: PromptError.dismissed) { try client.unlock([login]) }
@@ -171,7 +171,7 @@ struct ClientLibraryTests {
         let client = SecretServiceClient(connection: try DBusConnection(address: f.bus.address))
         defer { client.close() }
         let session = try client.openSession(.plain)
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         // 24 × 200 KiB: 4.8 MB in one reply, more than the 4 MiB secure pool of this process.
         var items: [ObjectPath] = []
         for n in 0..<24 {

@@ -128,7 +128,7 @@ import Testing
         #expect(f.pinentryLogText.components(separatedBy: "PID").count - 1 == 2, "log:\n\(f.pinentryLogText)")
         let madeByThird = try #require(made.objectPath)
         #expect(Set(try first.library.collections()) == [SecretPath.login, SecretPath.sessionCollection,
-                                                         SecretPath.collection(CollectionID("Running")!), madeByThird])
+                                                         SecretPath.collection(named: "Running"), madeByThird])
     }
 
     // MARK: Secret sizes

@@ -80,7 +80,7 @@ struct PAMModuleTests {
         // The first login made login with the typed password, and it is unlocked.
         let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         #expect(try !client.collection(login).isLocked)
         let owner = try client.connection.nameOwner(SecretServiceClient.busName)
         _ = try client.lock([login])
@@ -101,7 +101,7 @@ struct PAMModuleTests {
         #expect(try stack.login(typing: "login password").exitCode == 0)
         let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         _ = try client.lock([login])
         let refused = try stack.login(typing: "not the password")
         #expect(refused.exitCode != 0, "\(refused)")
@@ -119,7 +119,7 @@ struct PAMModuleTests {
         #expect(try String(contentsOfFile: stack.root + "/passdb", encoding: .utf8).contains(":new password:"))
         let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         _ = try client.lock([login])
         let session = try client.openSession()
         #expect(throws: (any Error).self) {

@@ -51,7 +51,7 @@ struct TerminalPromptTests {
 
         let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         _ = try client.lock([login])
         let reply = try client.call(ServiceInterface.Unlock.self, on: SecretPath.service, .init(objects: [login]))
         let outcome = Outcome()
@@ -91,7 +91,7 @@ struct UnlockOnATerminalTests {
 
         let client = SecretServiceClient(connection: try DBusConnection(address: bus.address))
         defer { client.close() }
-        let login = SecretPath.collection(.login)
+        let login = SecretPath.collection(named: "login")
         let served = Date().addingTimeInterval(30)
         while Date() < served, (try? client.collection(login)) == nil { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try !client.collection(login).isLocked)

@@ -10,8 +10,8 @@ import Testing
 
 /// The paths the tests name most, from the protocol module's.
 extension SecretPath {
-    static let login = collection(.login)
-    static let sessionCollection = collection(.session)
+    static let login = collection(named: "login")
+    static let sessionCollection = collection(named: "session")
     static let defaultAlias = alias("default")
 
     static func alias(_ name: String) -> ObjectPath { aliases.appending(escaping: name) }

@@ -70,7 +70,7 @@ import Testing
         let asked = server.passwords.requests
         #expect(asked.count == 1 && asked[0].confirm && asked[0].description.contains("'Travel'"))
         // The password asked for is the collection's.
-        let id = try #require(SecretPath.parse(made).flatMap { if case .collection(let id) = $0 { id } else { nil } })
+        let id = try #require(SecretPath.parse(made).flatMap { if case .collection(let name) = $0 { CollectionID(name) } else { nil } })
         try server.keychain.lock(id)
         #expect(throws: CofferError.authenticationFailed) { try server.keychain.unlock(id, password: try Self.bytes("other")) }
         let fresh = try Self.bytes("fresh")

@@ -1,4 +1,3 @@
-import CofferCore
 import DBusKit
 import SecretServiceProtocol
 import Testing
@@ -6,8 +5,8 @@ import Testing
 /// `SecretPath.parse` names exactly the objects the paths `SecretPath` writes, and nothing for
 /// a second spelling of one of them.
 @Suite struct SecretPathTests {
-    static let login = CollectionID("login")!
-    static let escaped = CollectionID("my_keys")!
+    static let login = "login"
+    static let escaped = "my_keys"
 
     @Test(arguments: [
         ("/org/freedesktop/secrets", SecretPath.Target.service),
@@ -30,9 +29,8 @@ import Testing
     }
 
     @Test func readsBackThePathsItWrites() {
-        let reference = ItemReference(collection: Self.escaped, item: 1234)
-        #expect(SecretPath.parse(SecretPath.item(reference)) == .item(Self.escaped, 1234))
-        #expect(SecretPath.parse(SecretPath.collection(Self.escaped)) == .collection(Self.escaped))
+        #expect(SecretPath.parse(SecretPath.item(1234, inCollectionNamed: Self.escaped)) == .item(Self.escaped, 1234))
+        #expect(SecretPath.parse(SecretPath.collection(named: Self.escaped)) == .collection(Self.escaped))
         #expect(SecretPath.parse(SecretPath.session(3)) == .session(3))
         #expect(SecretPath.parse(SecretPath.prompt(9)) == .prompt(9))
     }

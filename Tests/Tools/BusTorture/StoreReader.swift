@@ -1,4 +1,5 @@
 import CofferCore
+import CofferCrypto
 import DBusKit
 import SecretServiceClient
 import SecretServiceProtocol

@@ -9,7 +9,7 @@ import SecretServiceProtocol
 /// One writer: its own connection, its own items (tagged with its name, so writers never touch
 /// each other's), and a seeded sequence of writes, one at a time, each checked against its reply.
 final class Writer: @unchecked Sendable {
-    static let login = SecretPath.collection(.login)
+    static let login = SecretPath.collection(named: "login")
     static let defaultAlias = SecretPath.aliases.appending(escaping: "default")
     static let tagAttribute = "torture"
 

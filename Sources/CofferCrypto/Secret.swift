@@ -1,6 +1,5 @@
-import CofferCrypto
-
-/// A secret value in secure memory, with the MIME type its owner gave it.
+/// A secret value in secure memory, with the MIME type its owner gave it: what the store keeps
+/// and what a Secret Service client receives.
 public struct Secret: Sendable {
     public let bytes: SecureBytes
     public let contentType: String
