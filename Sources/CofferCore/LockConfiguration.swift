@@ -1,3 +1,5 @@
+import SystemKit
+
 /// The settings file's text (`coffer.conf`): when each collection locks by itself.
 ///
 /// ```
@@ -59,15 +61,15 @@ public struct LockConfiguration: Sendable, Equatable {
         var lastInSection: Int?
         var existing: [Int] = []
         for (index, raw) in lines.enumerated() {
-            let trimmed = raw.trimmingSpaces
-            if let name = Self.sectionName(trimmed) {
+            let parsed = KeyFile.Line(Substring(raw))
+            if case .group(let name) = parsed {
                 current = name
                 if name == section { lastInSection = index }
                 continue
             }
             guard current == section else { continue }
-            if !trimmed.isEmpty { lastInSection = index }
-            if let (k, _) = Self.pair(trimmed), k == key.rawValue { existing.append(index) }
+            if KeyFile.Line.trimmed(Substring(raw)) != "" { lastInSection = index }
+            if case .entry(key.rawValue, _) = parsed { existing.append(index) }
         }
         if let last = existing.last {
             // The last of repeated lines is the one that counts: it changes, the others go.
@@ -76,7 +78,7 @@ public struct LockConfiguration: Sendable, Equatable {
         } else if let lastInSection {
             lines.insert(line, at: lastInSection + 1)
         } else {
-            if let last = lines.last, !last.trimmingSpaces.isEmpty { lines.append("") }
+            if let last = lines.last, KeyFile.Line.trimmed(Substring(last)) != "" { lines.append("") }
             lines += ["[\(section)]", line]
         }
         parse()
@@ -89,21 +91,24 @@ public struct LockConfiguration: Sendable, Equatable {
         enum Section { case none, every, collection(CollectionID), unknown }
         var section = Section.none
         for (index, raw) in lines.enumerated() {
-            let trimmed = raw.trimmingSpaces
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let number = index + 1
-            if let name = Self.sectionName(trimmed) {
-                if name == Self.everySection {
+            let name: String, value: String
+            switch KeyFile.Line(Substring(raw)) {
+            case .blank:
+                continue
+            case .group(let group):
+                if group == Self.everySection {
                     section = .every
-                } else if name.hasPrefix(Self.collectionPrefix), let id = CollectionID(String(name.dropFirst(Self.collectionPrefix.count)).trimmingSpaces) {
+                } else if group.hasPrefix(Self.collectionPrefix), let id = CollectionID(KeyFile.Line.trimmed(group.dropFirst(Self.collectionPrefix.count))) {
                     section = .collection(id)
                 } else {
-                    problems.append("line \(number): unknown section [\(name)] (there are [\(Self.everySection)] and [\(Self.collectionPrefix)ID], an ID being \(CollectionID.rule)); its settings are ignored")
+                    problems.append("line \(number): unknown section [\(group)] (there are [\(Self.everySection)] and [\(Self.collectionPrefix)ID], an ID being \(CollectionID.rule)); its settings are ignored")
                     section = .unknown
                 }
                 continue
-            }
-            guard let (name, value) = Self.pair(trimmed) else {
+            case .entry(let key, let text) where !KeyFile.Line.trimmed(Substring(text)).isEmpty:
+                (name, value) = (key, KeyFile.Line.trimmed(Substring(text)))
+            case .entry, .malformed:
                 problems.append("line \(number): not 'name = value', a [section] or a # comment; ignored")
                 continue
             }
@@ -124,24 +129,5 @@ public struct LockConfiguration: Sendable, Equatable {
             case .unknown: break   // the section was reported
             }
         }
-    }
-
-    private static func sectionName(_ line: String) -> String? {
-        guard line.hasPrefix("["), line.hasSuffix("]"), line.count >= 2 else { return nil }
-        return String(line.dropFirst().dropLast()).trimmingSpaces
-    }
-
-    private static func pair(_ line: String) -> (String, String)? {
-        guard let equals = line.firstIndex(of: "=") else { return nil }
-        let name = String(line[..<equals]).trimmingSpaces, value = String(line[line.index(after: equals)...]).trimmingSpaces
-        return name.isEmpty || value.isEmpty ? nil : (name, value)
-    }
-}
-
-private extension String {
-    var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

@@ -6,9 +6,8 @@ import SystemKit
 enum TextKeyringReader {
     static func read(_ bytes: [UInt8]) throws(GnomeKeyringFileError) -> GnomeKeyring {
         guard let text = String(validating: bytes, as: UTF8.self), !text.contains("\0") else { throw .notAKeyring }
-        let file: KeyFile
-        do { file = try KeyFile(text) } catch { throw .notAKeyring }
-        guard file.groups.first == "keyring" else { throw .notAKeyring }
+        let file = KeyFile(text)
+        guard file.problems.isEmpty, file.groups.first == "keyring" else { throw .notAKeyring }
         var items: [GnomeKeyring.Item] = []
         for group in file.groups.dropFirst() where !group.contains(":") {
             guard let id = UInt32(group) else { throw .damaged("[\(group)] is neither the keyring nor an item id") }
@@ -24,7 +23,7 @@ enum TextKeyringReader {
         var uint32Attributes: Set<String> = []
         for attributeGroup in file.groups where attributeGroup.hasPrefix(group + ":attribute") {
             guard let name = try file.string(attributeGroup, "name") else { continue }
-            if file.value(attributeGroup, "type") == "uint32" {
+            if file.untrimmedValue("type", in: attributeGroup) == "uint32" {
                 guard let number = try file.number(attributeGroup, "value"), number <= UInt64(UInt32.max) else {
                     throw .damaged("[\(attributeGroup)] has no uint32 value")
                 }
@@ -44,7 +43,7 @@ enum TextKeyringReader {
     private static func secret(_ group: String, _ file: KeyFile) throws(GnomeKeyringFileError) -> SecureBytes {
         do {
             if let text = try file.string(group, "secret") { return try SecureBytes(Array(text.utf8)) }
-            guard let hex = file.value(group, "binary-secret") else { return try SecureBytes(count: 0) }
+            guard let hex = file.value("binary-secret", in: group) else { return try SecureBytes(count: 0) }
             let digits = Array(hex.utf8)
             guard digits.count % 2 == 0 else { throw GnomeKeyringFileError.damaged("[\(group)] binary-secret is not hex") }
             let secret = try SecureBytes(capacity: digits.count / 2)

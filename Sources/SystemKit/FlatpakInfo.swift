@@ -13,23 +13,10 @@ public enum FlatpakInfo {
     public static func applicationID(in contents: [UInt8]) -> String? {
         guard contents.count <= sizeLimit, !contents.contains(0),
               let text = String(validating: contents, as: UTF8.self) else { return nil }
-        var group: Substring?
-        var name: Substring?
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            let line = trimmingBlanks(rawLine)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if line.hasPrefix("[") {
-                guard line.hasSuffix("]"), line.count > 2 else { return nil }
-                group = line.dropFirst().dropLast()
-                continue
-            }
-            guard group != nil, let equals = line.firstIndex(of: "=") else { return nil }
-            if group == "Application", trimmingBlanks(line[..<equals]) == "name" {
-                name = trimmingBlanks(line[line.index(after: equals)...])
-            }
-        }
-        guard let name, isValidApplicationID(name) else { return nil }
-        return String(name)
+        let file = KeyFile(text)
+        guard file.problems.isEmpty, file.groups.allSatisfy({ !$0.isEmpty }) else { return nil }
+        guard let name = file.value("name", in: "Application"), isValidApplicationID(name) else { return nil }
+        return name
     }
 
     /// Flatpak's rule for app ids (`flatpak_is_valid_name`): at most 255 bytes, at least three
@@ -51,11 +38,4 @@ public enum FlatpakInfo {
         return true
     }
 
-    /// `text` without spaces, tabs and carriage returns at either end.
-    private static func trimmingBlanks(_ text: Substring) -> Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }),
-              let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
-        return text[first...last]
-    }
 }

@@ -1,4 +1,5 @@
 import SecretServiceClient
+import SystemKit
 
 /// A D-Bus activation file (`[D-BUS Service]` with `Name=` and `Exec=`) for
 /// org.freedesktop.secrets: what the session bus runs when an application asks for the name
@@ -67,9 +68,9 @@ enum ActivationCheck {
             // The recommended name first: where the choice is arbitrary, that is the likely one.
             let ordered = names.filter { $0 == recommended } + names.filter { $0 != recommended }
             let files = ordered.compactMap { file -> ActivationFile? in
-                guard let keys = KeyFile(path: directory.path + "/" + file),
-                      keys.value("Name", in: "D-BUS Service") == name else { return nil }
-                return ActivationFile(path: keys.path, exec: keys.value("Exec", in: "D-BUS Service"),
+                let path = directory.path + "/" + file
+                guard let keys = KeyFile(path: path), keys.value("Name", in: "D-BUS Service") == name else { return nil }
+                return ActivationFile(path: path, exec: keys.value("Exec", in: "D-BUS Service"),
                                       systemdService: keys.value("SystemdService", in: "D-BUS Service"))
             }
             if !files.isEmpty { found.append(files) }

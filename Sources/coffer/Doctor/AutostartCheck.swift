@@ -13,36 +13,37 @@ enum AutostartCheck {
     /// excluding every current desktop and a `TryExec` program that is not installed.
     static func autostartFinding(_ session: SessionPaths) -> Finding {
         let directories = ([session.configHome] + session.configDirs).map { $0 + "/autostart" }
-        guard let keys = directories.lazy.compactMap({ KeyFile(path: $0 + "/" + desktopFile) }).first else {
+        guard let (path, keys) = directories.lazy.map({ $0 + "/" + desktopFile })
+            .compactMap({ path in KeyFile(path: path).map { (path, $0) } }).first else {
             return Finding("autostart", .ok, "no \(desktopFile) in \(directories.joined(separator: ", ")): the desktop does not start gnome-keyring's Secret Service at login")
         }
         // Hidden=true in a copy in $XDG_CONFIG_HOME/autostart, the most important directory.
         let override = directories[0] + "/" + desktopFile
-        let hide = (keys.path == override ? "" : "mkdir -p \(shellQuoted(directories[0])) && cp \(shellQuoted(keys.path)) \(shellQuoted(override)) && ")
+        let hide = (path == override ? "" : "mkdir -p \(shellQuoted(directories[0])) && cp \(shellQuoted(path)) \(shellQuoted(override)) && ")
             + "echo Hidden=true >> \(shellQuoted(override))"
         let group = "Desktop Entry"
         if keys.isTrue("Hidden", in: group) {
-            return Finding("autostart", .ok, "gnome-keyring's Secret Service autostart is hidden by \(keys.path) (Hidden=true)")
+            return Finding("autostart", .ok, "gnome-keyring's Secret Service autostart is hidden by \(path) (Hidden=true)")
         }
         if let program = keys.value("TryExec", in: group),
            FileSystem.executable(named: program, searchPath: session.environment["PATH"] ?? "/usr/bin:/bin") == nil {
-            return Finding("autostart", .ok, "\(keys.path) would not start: its TryExec program \(program) is not installed")
+            return Finding("autostart", .ok, "\(path) would not start: its TryExec program \(program) is not installed")
         }
         let desktops = session.desktops
         let only = keys.list("OnlyShowIn", in: group)
         let not = keys.list("NotShowIn", in: group) ?? []
         if desktops.isEmpty, let only {
             return Finding("autostart", .warning,
-                           "\(keys.path) starts gnome-keyring's Secret Service at login in \(only.joined(separator: ", ")) sessions (this session names no desktop: XDG_CURRENT_DESKTOP is unset), where it may take org.freedesktop.secrets before cofferd",
+                           "\(path) starts gnome-keyring's Secret Service at login in \(only.joined(separator: ", ")) sessions (this session names no desktop: XDG_CURRENT_DESKTOP is unset), where it may take org.freedesktop.secrets before cofferd",
                            fix: hide)
         }
         let included = only.map { list in desktops.contains(where: list.contains) } ?? true
         let excluded = desktops.contains(where: not.contains)
         guard included && !excluded else {
-            return Finding("autostart", .ok, "\(keys.path) does not start gnome-keyring in this desktop (\(desktops.joined(separator: ":")))")
+            return Finding("autostart", .ok, "\(path) does not start gnome-keyring in this desktop (\(desktops.joined(separator: ":")))")
         }
         return Finding("autostart", .problem,
-                       "\(keys.path) starts gnome-keyring's Secret Service at every login\(desktops.isEmpty ? "" : " in " + desktops.joined(separator: ":")), where it may take org.freedesktop.secrets before cofferd",
+                       "\(path) starts gnome-keyring's Secret Service at every login\(desktops.isEmpty ? "" : " in " + desktops.joined(separator: ":")), where it may take org.freedesktop.secrets before cofferd",
                        fix: hide)
     }
 

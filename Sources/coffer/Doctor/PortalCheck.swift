@@ -1,3 +1,5 @@
+import SystemKit
+
 /// A portal backend's `.portal` file: which bus name serves which portal interfaces.
 struct PortalBackend {
     /// The file name without `.portal`: how portals.conf names it.
@@ -135,10 +137,11 @@ enum PortalCheck {
         }
         for directory in directories {
             for file in desktops.map({ "\($0)-portals.conf" }) + ["portals.conf"] {
-                guard let keys = KeyFile(path: directory + "/" + file), keys.hasGroup("preferred") else { continue }
+                let path = directory + "/" + file
+                guard let keys = KeyFile(path: path), keys.hasGroup("preferred") else { continue }
                 var preferred: [String: [String]] = [:]
                 for key in keys.keys(in: "preferred") { preferred[key] = keys.list(key, in: "preferred") ?? [] }
-                return (keys.path, preferred)
+                return (path, preferred)
             }
         }
         return nil
