@@ -144,7 +144,7 @@ extension DBusConnection {
     /// from the bus (NameOwnerChanged with an empty new owner). Subscribes to the signal on the
     /// first registration.
     @discardableResult
-    public func onNameVanished(_ handler: @escaping (_ uniqueName: String) -> Void) throws(DBusError) -> HandlerToken {
+    public func onNameVanished(_ handler: @escaping @Sendable (_ uniqueName: String) -> Void) throws(DBusError) -> HandlerToken {
         try enableOwnerTracking()
         return HandlerToken(id: dispatcher.addVanishedHandler(handler))
     }
@@ -152,13 +152,13 @@ extension DBusConnection {
     /// Calls `handler` on the loop thread when this connection loses a well-known name it owned
     /// (NameLost, e.g. after being replaced).
     @discardableResult
-    public func onNameLost(_ handler: @escaping (_ name: String) -> Void) -> HandlerToken {
+    public func onNameLost(_ handler: @escaping @Sendable (_ name: String) -> Void) -> HandlerToken {
         HandlerToken(id: dispatcher.addNameLostHandler(handler))
     }
 
     /// Calls `handler` on the loop thread for every received signal matching `rule`.
     @discardableResult
-    public func addSignalHandler(_ rule: SignalRule, _ handler: @escaping (DBusMessage) -> Void) -> HandlerToken {
+    public func addSignalHandler(_ rule: SignalRule, _ handler: @escaping @Sendable (DBusMessage) -> Void) -> HandlerToken {
         HandlerToken(id: dispatcher.addSubscription(rule, handler))
     }
 

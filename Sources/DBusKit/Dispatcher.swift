@@ -13,21 +13,20 @@ final class Dispatcher {
     struct SignalSubscription {
         let id: UInt64
         let rule: SignalRule
-        let handler: (DBusMessage) -> Void
+        let handler: @Sendable (DBusMessage) -> Void
     }
 
-    /// Sendable by hand: the handlers in it are added from any thread and, as always, run only
-    /// on the loop thread.
-    private struct State: @unchecked Sendable {   // handlers added under the Mutex, called on the loop thread only
+    /// The handlers, added from any thread and, as always, run only on the loop thread.
+    private struct State: Sendable {
         weak var server: ObjectServer?
         var subscriptions: [SignalSubscription] = []
-        var vanishedHandlers: [(id: UInt64, handler: (String) -> Void)] = []
-        var nameLostHandlers: [(id: UInt64, handler: (String) -> Void)] = []
+        var vanishedHandlers: [(id: UInt64, handler: @Sendable (String) -> Void)] = []
+        var nameLostHandlers: [(id: UInt64, handler: @Sendable (String) -> Void)] = []
         var nextID: UInt64 = 1
     }
     private let state = Mutex(State())
 
-    func addSubscription(_ rule: SignalRule, _ handler: @escaping (DBusMessage) -> Void) -> UInt64 {
+    func addSubscription(_ rule: SignalRule, _ handler: @escaping @Sendable (DBusMessage) -> Void) -> UInt64 {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
@@ -36,7 +35,7 @@ final class Dispatcher {
         }
     }
 
-    func addVanishedHandler(_ handler: @escaping (String) -> Void) -> UInt64 {
+    func addVanishedHandler(_ handler: @escaping @Sendable (String) -> Void) -> UInt64 {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
@@ -45,7 +44,7 @@ final class Dispatcher {
         }
     }
 
-    func addNameLostHandler(_ handler: @escaping (String) -> Void) -> UInt64 {
+    func addNameLostHandler(_ handler: @escaping @Sendable (String) -> Void) -> UInt64 {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1

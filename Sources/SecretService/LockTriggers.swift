@@ -52,7 +52,7 @@ public final class LockTriggers: Sendable {
             }
         }
         guard let system else { return }
-        let rules: [(SignalRule, (DBusMessage, [DBusValue]) -> Void)] = [
+        let rules: [(SignalRule, @Sendable (DBusMessage, [DBusValue]) -> Void)] = [
             (SignalRule(interface: Self.session, member: "Lock"), { [weak self] message, _ in self?.sessionLocked(message.path) }),
             (SignalRule(interface: Self.manager, member: "PrepareForSleep", path: Self.managerPath),
              { [weak self] _, arguments in self?.prepareForSleep(arguments.first?.bool ?? false) }),
