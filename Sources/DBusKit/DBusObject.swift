@@ -7,7 +7,7 @@
 ///
 /// The standard interfaces `org.freedesktop.DBus.Introspectable`, `.Properties` and `.Peer` are
 /// provided by the server; do not list them.
-public protocol DBusObject {
+public protocol DBusObject: Sendable {
     /// The interfaces this object implements.
     var interfaces: [InterfaceDescription] { get }
 
@@ -53,7 +53,7 @@ public enum MethodResult: Sendable {
 
 /// Resolves object paths below a registered prefix to objects, dynamically (no per-object
 /// registration, so it scales to any number of items).
-public protocol DBusObjectTree {
+public protocol DBusObjectTree: Sendable {
     /// The object at `path`, or nil if there is none. Called for every method call at or below
     /// the prefix, so keep it cheap.
     func object(at path: ObjectPath) -> (any DBusObject)?
@@ -74,11 +74,11 @@ extension DBusObjectTree {
 
 /// A `DBusObjectTree` made of two closures.
 public struct ClosureObjectTree: DBusObjectTree {
-    private let resolve: (ObjectPath) -> (any DBusObject)?
-    private let children: (ObjectPath) -> [String]
+    private let resolve: @Sendable (ObjectPath) -> (any DBusObject)?
+    private let children: @Sendable (ObjectPath) -> [String]
 
-    public init(object: @escaping (ObjectPath) -> (any DBusObject)?,
-                children: @escaping (ObjectPath) -> [String] = { _ in [] }) {
+    public init(object: @escaping @Sendable (ObjectPath) -> (any DBusObject)?,
+                children: @escaping @Sendable (ObjectPath) -> [String] = { _ in [] }) {
         resolve = object
         self.children = children
     }

@@ -13,13 +13,10 @@ import Synchronization
 /// - `UnknownObject`, `UnknownInterface`, `UnknownMethod` errors;
 /// - an optional `accessPolicy` that rejects callers with `AccessDenied`.
 /// (`Peer.Ping`/`GetMachineId` are answered by libdbus itself.)
-public final class ObjectServer: @unchecked Sendable {   // state behind Mutexes; the weak connection is set once in init
-    private weak var connection: DBusConnection?
-    /// The registered trees by prefix. Sendable by hand, as the server is.
-    private struct Registrations: @unchecked Sendable {   // trees are registered once and called on the loop thread only
-        var trees: [ObjectPath: any DBusObjectTree] = [:]
-    }
-    private let registrations = Mutex(Registrations())
+public final class ObjectServer: Sendable {
+    private weak let connection: DBusConnection?
+    /// The registered trees by prefix.
+    private let registrations = Mutex<[ObjectPath: any DBusObjectTree]>([:])
     /// The policy closure, boxed in a struct: a bare function type stored in the generic
     /// `Mutex` would be reabstracted on every `inout` access, and the thunks written back
     /// would pile up, making each call slower than the last.
@@ -54,7 +51,7 @@ public final class ObjectServer: @unchecked Sendable {   // state behind Mutexes
     /// Serves every path equal to or below `prefix` from `tree` (replacing an earlier
     /// registration of the same prefix). The longest matching prefix wins.
     public func register(prefix: ObjectPath, tree: any DBusObjectTree) {
-        registrations.withLock { $0.trees[prefix] = tree }
+        registrations.withLock { $0[prefix] = tree }
     }
 
     /// Serves a single object at exactly `path`.
@@ -79,7 +76,7 @@ public final class ObjectServer: @unchecked Sendable {   // state behind Mutexes
     }
 
     private func resolve(_ path: ObjectPath) -> (Node, [ObjectPath: any DBusObjectTree]) {
-        let regs = registrations.withLock { $0 }.trees
+        let regs = registrations.withLock { $0 }
         var owner: (prefix: ObjectPath, tree: any DBusObjectTree)?
         for (prefix, tree) in regs where path.isInside(prefix) {
             if let found = owner, found.prefix.rawValue.utf8.count >= prefix.rawValue.utf8.count { continue }

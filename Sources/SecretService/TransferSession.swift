@@ -2,6 +2,7 @@ import CofferCore
 import CofferCrypto
 import DBusKit
 import SecretServiceProtocol
+import Synchronization
 
 /// A client's session: how secrets travel between it and the service.
 ///
@@ -9,7 +10,7 @@ import SecretServiceProtocol
 /// AES-128 key by Diffie-Hellman in the 1024-bit MODP group (HKDF-SHA256 over the shared
 /// secret padded to 128 bytes) and sends each secret AES-CBC encrypted under a fresh IV.
 /// Either way the value stays in secure memory up to the D-Bus message.
-final class TransferSession {
+final class TransferSession: Sendable {
     enum Algorithm {
         case plain
         case dh(AES128CBCKey)
@@ -24,7 +25,11 @@ final class TransferSession {
     let algorithm: Algorithm
     /// When it was last opened or used, on the server's clock of calls (for evicting the
     /// least recently used session of a client that holds too many).
-    var lastUsed: UInt64 = 0
+    var lastUsed: UInt64 {
+        get { used.load(ordering: .relaxed) }
+        set { used.store(newValue, ordering: .relaxed) }
+    }
+    private let used = Atomic<UInt64>(0)
 
     private init(path: ObjectPath, owner: String, algorithm: Algorithm) {
         self.path = path

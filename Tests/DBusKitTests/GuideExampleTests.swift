@@ -5,8 +5,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The pattern of the API guide's example (/work/contracts/DBusKit-API.md §6), compiled in
-/// Swift 6 mode: a non-Sendable, loop-owned object finishing a deferred call after slow work.
+/// An object finishing a deferred call after slow work, back on the loop thread, compiled in
+/// Swift 6 mode: objects are Sendable (the loop and other threads both reach them), their
+/// state behind a Mutex.
 final class VaultObject: DBusObject {
     static let vaultInterface = InterfaceDescription("org.coffer.Vault",
         methods: [
@@ -17,36 +18,41 @@ final class VaultObject: DBusObject {
         properties: [PropertyDescription("Label", .string, access: .readWrite)])
     var interfaces: [InterfaceDescription] { [Self.vaultInterface] }
 
-    private var stored: [UInt8] = []
-    private(set) var label = "vault"
-    private(set) var storedOnLoopThread = false
+    private struct State {
+        var stored: [UInt8] = []
+        var label = "vault"
+        var storedOnLoopThread = false
+    }
+    private let state = Mutex(State())
+    var storedOnLoopThread: Bool { state.withLock { $0.storedOnLoopThread } }
 
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
         switch call.member {
         case "SetSecret":
-            let me = LoopOwned(self, on: call.connection)
             let input = call.arguments[0]
             DispatchQueue.global().async {
                 usleep(50_000)                                   // "KDF"
                 let derived = (input.structureFields?[2].bytes ?? []).map { $0 ^ 0xff }
                 call.connection.post {
-                    me.value.stored = derived
-                    me.value.storedOnLoopThread = call.connection.isOnLoopThread
+                    self.state.withLock { state in
+                        state.stored = derived
+                        state.storedOnLoopThread = call.connection.isOnLoopThread
+                    }
                     call.reply()
                 }
             }
             return .deferred
         case "GetSecret":
-            return .reply([.structure([call.arguments[0], .bytes([]), .bytes(stored), .string("text/plain")])])
+            return .reply([.structure([call.arguments[0], .bytes([]), .bytes(state.withLock { $0.stored }), .string("text/plain")])])
         default:
             throw DBusError.unknownMethod(call.member)
         }
     }
 
-    func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue { .string(label) }
+    func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue { .string(state.withLock { $0.label }) }
 
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws -> MethodResult {
-        label = value.string ?? ""
+        state.withLock { $0.label = value.string ?? "" }
         try call.connection.emitPropertiesChanged(path: "/vault", interface: interface, changed: [name: value])
         return .empty
     }
@@ -67,11 +73,6 @@ final class VaultObject: DBusObject {
         let reply = try h.client.call(destination: h.server.uniqueName, path: "/vault", interface: "org.coffer.Vault",
                                       member: "GetSecret", arguments: [.objectPath(session)])
         #expect(reply.first?.structureFields?[2] == .bytes([0xf0, 0x0f]))
-        // Read the object's state on its own thread.
-        let onLoop = Mutex<Bool?>(nil)
-        let confined = LoopOwned(vault, on: h.server)
-        h.server.post { onLoop.withLock { $0 = confined.value.storedOnLoopThread } }
-        #expect(eventually { onLoop.withLock { $0 } != nil })
-        #expect(onLoop.withLock { $0 } == true)
+        #expect(vault.storedOnLoopThread)
     }
 }
