@@ -26,7 +26,7 @@ public struct LockConfiguration: Sendable, Equatable {
     static let collectionPrefix = "collection "
 
     public init(text: String = "") {
-        lines = text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines = text.isEmpty ? [] : KeyFile.splitLines(text).map(String.init)
         if lines.last == "" { lines.removeLast() }
         parse()
     }

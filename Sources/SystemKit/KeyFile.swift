@@ -54,9 +54,15 @@ public struct KeyFile: Sendable {
     public private(set) var problems: [Problem] = []
     private var values: [String: [String: String]] = [:]
 
-    /// Splits `text` into its lines (`\n` or `\r\n`), each as `Line` reads it.
+    /// Splits `text` into its lines (`\n` or `\r\n`, which Swift counts as one character),
+    /// each as `Line` reads it.
     public static func lines(of text: String) -> [Line] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map(Line.init)
+        splitLines(text).map(Line.init)
+    }
+
+    /// `text`'s lines, without their `\n` or `\r\n`.
+    public static func splitLines(_ text: String) -> [Substring] {
+        text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
     }
 
     /// Reads `text`. A key given twice in a group keeps its last value; a group given twice

@@ -41,4 +41,10 @@ struct KeyFileTests {
         #expect(file.problems.map(\.description) == ["line 1: 'stray' comes before any [group]",
                                                      "line 6: not 'key = value', a [group] or a # comment"])
     }
+
+    @Test func linesEndInNewlineOrCarriageReturnAndNewline() {
+        let file = KeyFile("[a]\r\nk = v \r\n[b]\nk=w\r\n")
+        #expect(file.groups == ["a", "b"] && file.problems.isEmpty)
+        #expect(file.value("k", in: "a") == "v" && file.untrimmedValue("k", in: "a") == "v " && file.value("k", in: "b") == "w")
+    }
 }
