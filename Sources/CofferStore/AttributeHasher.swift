@@ -38,8 +38,9 @@ package struct AttributeTerm: Hashable, Sendable {
 
 /// Computes `HMAC-SHA256(lookupKey, name || 0x00 || value)` truncated to 128 bits. The lookup
 /// key is random per collection, so equal values in two collections hash differently and no
-/// table precomputed for one store serves another.
-package final class AttributeHasher {
+/// table precomputed for one store serves another. Its HMAC handle is for one thread at a
+/// time: a collection's hasher is used under the collection's lock.
+package final class AttributeHasher: Sendable {
     private let mac: HMAC
 
     package init(lookupKey: [UInt8]) throws(CofferError) {

@@ -168,7 +168,7 @@ struct Records {
 /// A batch of records being written and made durable at `start` of `file`, which nothing else
 /// touches meanwhile (its writer holds `writers` and the exclusive file lock, and readers leave
 /// the file alone while `isAppending`).
-struct PendingWrite: @unchecked Sendable {   // its file is touched by its writer alone, which holds the write lock
+struct PendingWrite: Sendable {
     let file: PosixFile
     let start: Int
     let observedSize: Int

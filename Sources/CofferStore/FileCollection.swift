@@ -37,9 +37,8 @@ public final class FileCollection: CollectionBackend, Sendable {
     let watch: DirectoryWatch
     let fileName: String
 
-    /// Sendable by hand: reached only under `state`'s lock (the open files and the hasher are
-    /// not thread-safe themselves).
-    struct State: @unchecked Sendable {   // open files and hasher, reached only under the collection's Mutex
+    /// Reached only under `state`'s lock: the hasher's HMAC handle is not for two threads at once.
+    struct State: Sendable {
         var log: CollectionLog
         var file: PosixFile
         var identity: FileNode

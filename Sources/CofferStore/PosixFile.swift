@@ -3,7 +3,7 @@ import SystemKit
 
 /// An open file with the few calls the store needs (through SystemKit), each turning a failure
 /// into a `CofferError.io` that names the file and says what to do about it.
-final class PosixFile {
+final class PosixFile: Sendable {
     let path: String
     private let descriptor: FileDescriptor
 
