@@ -230,9 +230,11 @@ final class DurableProbe {
     }
 }
 
-func residentKiB(_ pid: pid_t) -> Double {
+/// A size in KiB from `/proc/PID/status`: `VmRSS` (resident), `RssAnon` (anonymous memory),
+/// `RssFile` (pages of the program and libraries), `VmLck` (locked, such as a secure pool).
+func statusKiB(_ pid: pid_t, _ field: String = "VmRSS") -> Double {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
     return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
 }
 
@@ -357,7 +359,10 @@ func measure(_ provider: Provider, size: Int, options: Options) throws -> [Strin
             concurrency[provider.name + " N=\(size)", default: []].append(outcome)
         }
     }
-    result["daemon RSS (KiB)"] = Timing(wall: residentKiB(daemon.pid), cpu: [])
+    result["daemon RSS (KiB)"] = Timing(wall: statusKiB(daemon.pid), cpu: [])
+    result["  of which anonymous"] = Timing(wall: statusKiB(daemon.pid, "RssAnon"), cpu: [])
+    result["  of which file pages"] = Timing(wall: statusKiB(daemon.pid, "RssFile"), cpu: [])
+    result["  locked (secure memory)"] = Timing(wall: statusKiB(daemon.pid, "VmLck"), cpu: [])
     return result
 }
 
@@ -427,7 +432,8 @@ func medianOfRuns(_ runs: [[String: Timing]]) -> [String: Timing] {
 let table = runs.mapValues(medianOfRuns)   // "provider N" -> operation -> µs
 
 let operations = ["floor: Ping + fdatasync of 300 B", "CreateItem", "SearchItems hit", "SearchItems miss", "Peer.Ping", "GetSecrets, 1 item", "GetSecrets, 100 items",
-                  "SetSecret", "Label change", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "fill: seconds for all CreateItem"]
+                  "SetSecret", "Label change", "Delete", "secret-tool lookup (process)", "daemon RSS (KiB)", "  of which anonymous", "  of which file pages",
+                  "  locked (secure memory)", "fill: seconds for all CreateItem"]
 let keyringMeasured = Set(order.filter { $0.hasPrefix("gnome-keyring") && !(table[$0] ?? [:]).isEmpty }
     .compactMap { Int($0.split(separator: "=").last ?? "") })
 let largest = options.sizes.filter(keyringMeasured.contains).max() ?? 0
