@@ -25,6 +25,8 @@ public final class TimeSource: Sendable {
     /// A manual clock's time and timers (unused by the system's clocks).
     private let manual: Mutex<Manual>
     private static let timerQueue = DispatchQueue(label: "coffer.timers")
+    /// The longest a system clock's timer is set for, in milliseconds (a year).
+    private static let longestTimer: UInt64 = 365 * 24 * 3600 * 1000
 
     /// The system's clocks.
     public static let system = TimeSource(isManual: false, at: 0)
@@ -66,7 +68,8 @@ public final class TimeSource: Sendable {
     /// Runs `work` once `milliseconds` have passed on this clock.
     public func after(milliseconds delay: UInt64, _ work: @escaping @Sendable () -> Void) {
         guard isManual else {
-            let nanoseconds = Int(clamping: delay.multipliedReportingOverflow(by: 1_000_000).partialValue)
+            // At most a year ahead: Dispatch's deadlines are nanoseconds, and no Coffer timer is longer.
+            let nanoseconds = Int(min(delay, Self.longestTimer) * 1_000_000)
             Self.timerQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: work)
             return
         }
