@@ -12,7 +12,7 @@ import SystemKit
 ///
 /// Everything here runs on the connection's loop thread, except slow work (key derivation,
 /// password dialogs), which runs on other threads and posts its results back.
-public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop state is LoopOwned; gate and autoLock are made in init, before it is shared
+public final class SecretServer: DBusObjectTree, Sendable {
     let keychain: Keychain
     let connection: DBusConnection
     /// Where the password checks clients ask for run (bounded, one per collection at a time).
@@ -21,13 +21,11 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
     let log: @Sendable (String) -> Void
     /// Decides which application may read which secret (see `AccessGate`). Made as `init`
     /// ends (it needs the server), before any other thread can see the server.
-    private(set) lazy var gate = AccessGate(server: self, identifier: CallerIdentifier(connection: connection),
-                                            consent: consent, audit: auditRecorder)
+    var gate: AccessGate { madeGate.load()! }
+    private let madeGate = AtomicLazyReference<AccessGate>()
     /// Locks collections by themselves (see `AutoLock`). Made as `init` ends, as `gate` is.
-    private(set) lazy var autoLock = AutoLock(server: self, settings: lockSettings)
-    private let consent: (any ConsentAsker)?
-    private let auditRecorder: (any AuditRecorder)?
-    private let lockSettings: @Sendable () -> LockConfiguration
+    var autoLock: AutoLock { madeAutoLock.load()! }
+    private let madeAutoLock = AtomicLazyReference<AutoLock>()
     /// What the server changes as it serves: the loop thread's alone (checked: `LoopOwned`).
     struct LoopState {
         var sessions: [UInt64: TransferSession] = [:]
@@ -116,11 +114,9 @@ public final class SecretServer: DBusObjectTree, @unchecked Sendable {   // loop
         self.passwords = passwords
         self.log = log
         passwordChecks = PasswordChecks(secondsLeft: { [keychain] id in keychain.secondsBeforeNextUnlock(id) })
-        self.consent = consent
-        auditRecorder = audit
-        self.lockSettings = lockSettings
-        _ = gate
-        _ = autoLock
+        _ = madeGate.storeIfNil(AccessGate(server: self, identifier: CallerIdentifier(connection: connection),
+                                           consent: consent, audit: audit))
+        _ = madeAutoLock.storeIfNil(AutoLock(server: self, settings: lockSettings))
     }
 
     /// Registers the objects, refuses callers of other Unix users and drops the sessions and
