@@ -73,7 +73,7 @@ extension DBusConnection {
     /// `nameOwner(_:)` without waiting, for the loop thread (where a blocking call would hold up
     /// every other caller): `completion` gets, on the loop thread, the unique name owning
     /// `name`, or the error (`NameHasNoOwner` when it has none).
-    public func nameOwner(_ name: String, completion: @escaping (Result<String, DBusError>) -> Void) {
+    public func nameOwner(_ name: String, completion: @escaping @Sendable (Result<String, DBusError>) -> Void) {
         askBus("GetNameOwner", about: name) { result in
             completion(result.flatMap { (reply) -> Result<String, DBusError> in
                 guard let owner = (try? reply.arguments())?.first?.string else {
@@ -110,7 +110,7 @@ extension DBusConnection {
     /// cache at once, else once the bus answers) or the error (`NameHasNoOwner` once the name
     /// has left). Owner tracking should be on already (`onNameVanished`; ObjectServer's
     /// `accessPolicy` turns it on), so that the cache forgets names that leave.
-    public func unixUser(of name: String, completion: @escaping (Result<UInt32, DBusError>) -> Void) {
+    public func unixUser(of name: String, completion: @escaping @Sendable (Result<UInt32, DBusError>) -> Void) {
         if let uid = cachedUID(name) { return completion(.success(uid)) }
         askBus("GetConnectionUnixUser", about: name) { [weak self] result in
             completion(result.flatMap { reply -> Result<UInt32, DBusError> in
@@ -172,7 +172,7 @@ extension DBusConnection {
     /// Asks the bus's method `member` about bus name `name` without waiting: `completion` gets
     /// the reply on the loop thread (an invalid name fails at once, on the calling thread).
     func askBus(_ member: String, about name: String, timeout: Duration = DBusConnection.defaultTimeout,
-                completion: @escaping (Result<DBusMessage, DBusError>) -> Void) {
+                completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void) {
         let message: DBusMessage
         do {
             try DBusNames.requireBusName(name)

@@ -49,7 +49,7 @@ extension DBusConnection {
     /// Asks `org.freedesktop.DBus.GetConnectionCredentials` (a `ProcessFD` descriptor that
     /// newer buses add is read, not kept, and closed with the reply).
     public func connectionCredentials(of name: String, timeout: Duration = DBusConnection.defaultTimeout,
-                                      completion: @escaping (Result<ConnectionCredentials, DBusError>) -> Void) {
+                                      completion: @escaping @Sendable (Result<ConnectionCredentials, DBusError>) -> Void) {
         askBus("GetConnectionCredentials", about: name, timeout: timeout) { result in
             completion(result.flatMap { reply in Result { () throws(DBusError) in try ConnectionCredentials(reply: reply) } })
         }

@@ -106,7 +106,7 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
     /// Closes the connection (the bus then announces this peer's unique name as gone). A
     /// running loop returns from `run()`. Further calls fail with `Disconnected`; idempotent.
     public func close() {
-        _ = try? confined { [raw] () throws(DBusError) in dbus_connection_close(raw) }
+        onLoopThread { [self] in dbus_connection_close(raw) }
     }
 
     // MARK: Event loop
@@ -142,19 +142,14 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
 
     /// Runs `body` where it may touch the connection: directly if the caller is the loop thread
     /// or no loop is running, otherwise on the loop thread while the caller waits.
-    func confined<T>(_ body: @escaping () throws(DBusError) -> T) throws(DBusError) -> T {
-        guard loop.runsOnAnotherThread else { return try body() }
-        let box = ResultBox<T>()
-        let semaphore = DispatchSemaphore(value: 0)
-        let work = UncheckedSendable {
-            box.result = Result { () throws(DBusError) -> T in try body() }
-            semaphore.signal()
+    func onLoopThread(_ body: @escaping @Sendable () -> Void) {
+        guard loop.runsOnAnotherThread else { return body() }
+        let done = DispatchSemaphore(value: 0)
+        if loop.postIfRunning({ body(); done.signal() }) {
+            done.wait()
+            return
         }
-        if loop.postIfRunning({ work.value() }) {
-            semaphore.wait()
-            return try box.result!.get()
-        }
-        return try body()   // the loop stopped meanwhile: the caller may drive the connection
+        body()   // the loop stopped meanwhile: the caller may drive the connection
     }
 
     // MARK: Sending
@@ -183,20 +178,19 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
         try requireCanSend(message)
         if loop.runsOnAnotherThread {
             // Let the loop thread do the I/O; wait here for the completion.
-            let box = ResultBox<DBusMessage>()
+            let answer = Mutex<Result<DBusMessage, DBusError>?>(nil)
             let semaphore = DispatchSemaphore(value: 0)
-            let completion = UncheckedSendable { [loop] (result: Result<DBusMessage, DBusError>) in
-                box.result = result
-                loop.callAnswered()
-                semaphore.signal()
-            }
             // The loop does not stop before this call is answered (its own timeout included).
-            let queued = loop.postAwaitedCallIfRunning { [self] in
-                PendingCall.start(connection: self, message: message, timeout: timeout) { completion.value($0) }
+            let queued = loop.postAwaitedCallIfRunning { [self, loop] in
+                PendingCall.start(connection: self, message: message, timeout: timeout) { result in
+                    answer.withLock { $0 = result }
+                    loop.callAnswered()
+                    semaphore.signal()
+                }
             }
             if queued {
                 semaphore.wait()
-                return try box.result!.get()
+                return try answer.withLock { $0 }!.get()
             }
         }
         let reply = try withCError(fallback: .noReply("no reply")) { err in
@@ -218,14 +212,11 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
     /// Sends a method call and calls `completion` on the loop thread with the reply (or the
     /// error: error reply, `NoReply` on timeout, `Disconnected`). Needs a running loop to complete.
     public func callAsync(_ message: DBusMessage, timeout: Duration = DBusConnection.defaultTimeout,
-                          completion: @escaping (Result<DBusMessage, DBusError>) -> Void) {
-        let start = UncheckedSendable { [self] in
-            PendingCall.start(connection: self, message: message, timeout: timeout, completion: completion)
-        }
+                          completion: @escaping @Sendable (Result<DBusMessage, DBusError>) -> Void) {
         if loop.runsOnAnotherThread {
-            post { start.value() }
+            post { [self] in PendingCall.start(connection: self, message: message, timeout: timeout, completion: completion) }
         } else {
-            start.value()
+            PendingCall.start(connection: self, message: message, timeout: timeout, completion: completion)
         }
     }
 
@@ -268,18 +259,6 @@ public final class DBusConnection: @unchecked Sendable {   // libdbus connection
 private let dispatcherFilter: DBusHandleMessageFunction = { _, message, data in
     let dispatcher = Unmanaged<Dispatcher>.fromOpaque(data!).takeUnretainedValue()
     return dispatcher.handle(message!) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
-}
-
-/// Holds a result across threads (written once before a semaphore signal, read after the wait).
-final class ResultBox<T>: @unchecked Sendable {   // written once before a semaphore signal, read after the wait
-    var result: Result<T, DBusError>?
-}
-
-/// Carries a non-Sendable value across a thread hop that is made safe by other means
-/// (the value is only used on the loop thread, or a semaphore orders the accesses).
-struct UncheckedSendable<T>: @unchecked Sendable {   // for hops ordered by the loop or a semaphore (see above)
-    let value: T
-    init(_ value: T) { self.value = value }
 }
 
 extension Duration {

@@ -28,7 +28,7 @@ public final class CallerIdentifier: Sendable {
     public static let defaultCapacity = 4096
 
     /// Asks the bus for a connection's credentials; calls back on the loop thread.
-    typealias CredentialsQuery = @Sendable (String, @escaping (Result<ConnectionCredentials, DBusError>) -> Void) -> Void
+    typealias CredentialsQuery = @Sendable (String, @escaping @Sendable (Result<ConnectionCredentials, DBusError>) -> Void) -> Void
     /// Reads a process's identity (off the loop thread).
     typealias ProcessReader = @Sendable (Int32) throws(ProcessIdentityError) -> ProcessIdentity
     /// Reads what anyone may read of a process (off the loop thread): for an unverified one.

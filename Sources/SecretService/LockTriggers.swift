@@ -75,7 +75,7 @@ public final class LockTriggers: Sendable {
     }
 
     /// Runs `body` (on the system loop) if `sender` owns org.freedesktop.login1.
-    private func fromLogind(_ sender: String, _ member: String?, _ body: @escaping () -> Void) {
+    private func fromLogind(_ sender: String, _ member: String?, _ body: @escaping @Sendable () -> Void) {
         system?.nameOwner(Self.logind) { [server] result in
             guard (try? result.get()) == sender else {
                 return server.log("ignored \(member ?? "a signal") from \(sender), which does not own \(Self.logind)")
@@ -85,7 +85,7 @@ public final class LockTriggers: Sendable {
     }
 
     private func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
-                      _ completion: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+                      _ completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void) {
         guard let system else { return }
         do {
             let message = try DBusMessage.methodCall(destination: Self.logind, path: path, interface: interface,
@@ -142,7 +142,7 @@ public final class LockTriggers: Sendable {
     }
 
     /// Whether the logind session at `path` is this user's (its `User` property).
-    private func ownedByThisUser(_ path: ObjectPath, _ answer: @escaping (Bool) -> Void) {
+    private func ownedByThisUser(_ path: ObjectPath, _ answer: @escaping @Sendable (Bool) -> Void) {
         call(path, "org.freedesktop.DBus.Properties", "Get", [.string(Self.session), .string("User")]) { [userID] result in
             let uid = (try? result.get())?.first?.variantValue?.structureFields?.first?.uint32
             answer(uid == userID)
