@@ -59,8 +59,8 @@ public final class AuditLogFile: AuditRecorder {
     /// What this process knows of the file it appends to.
     private struct State {
         var file: FileDescriptor?
-        /// Device and inode of `file`, to tell whether the name still gives it.
-        var identity: (device: UInt64, inode: UInt64)?
+        /// Which file `file` is, to tell whether the name still gives it.
+        var identity: FileNode?
         /// When to look at the name again (another process may have rotated or removed it).
         var nextCheck = ContinuousClock.Instant.now
         /// A problem was reported and recording has not worked since.
@@ -216,8 +216,7 @@ public final class AuditLogFile: AuditRecorder {
 
     /// Opens the file the name gives, unless it is the one open already.
     private func reopenIfMoved(_ state: inout State) throws(AuditLogFailure) {
-        if let identity = state.identity, let current = try? FileStatus.of(path),
-           current.device == identity.device, current.inode == identity.inode {
+        if let identity = state.identity, let current = try? FileStatus.of(path), current.node == identity {
             return
         }
         try open(&state)
@@ -246,7 +245,7 @@ public final class AuditLogFile: AuditRecorder {
                 state.unterminated = last != [0x0A]
             }
             state.file = file
-            state.identity = (status.device, status.inode)
+            state.identity = status.node
         } catch {
             file.close()
             throw error
@@ -265,7 +264,7 @@ public final class AuditLogFile: AuditRecorder {
         defer { lock.close() }  // closing drops the lock
         try AuditLogFailure.check { () throws(Errno) in try lock.lock(.exclusive) }
         if let current = try? FileStatus.of(path), let identity = state.identity,
-           current.device == identity.device, current.inode == identity.inode, current.size >= limit {
+           current.node == identity, current.size >= limit {
             for generation in stride(from: Self.keptGenerations - 1, through: 1, by: -1) {
                 try renameIfPresent(Self.path(in: directory, generation: generation),
                                     to: Self.path(in: directory, generation: generation + 1))

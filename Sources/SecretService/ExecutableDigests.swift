@@ -9,13 +9,12 @@ import SystemKit
 final class ExecutableDigests: Sendable {
     /// One version of one file: the change time moves with every write, and cannot be set back.
     private struct FileVersion: Hashable {
-        let device, inode: UInt64
+        let node: FileNode
         let size: Int
         let modified, changed: FileStatus.Time
 
         init(_ status: FileStatus) {
-            device = status.device
-            inode = status.inode
+            node = status.node
             size = status.size
             modified = status.modificationTime
             changed = status.changeTime

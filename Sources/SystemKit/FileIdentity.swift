@@ -38,7 +38,7 @@ extension FileDescriptor {
 }
 
 /// Which file: its device and inode (a path may come to name another).
-public struct FileNode: Equatable, Sendable {
+public struct FileNode: Hashable, Sendable {
     public let device: UInt64
     public let inode: UInt64
 }

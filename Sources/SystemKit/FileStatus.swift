@@ -9,10 +9,13 @@ public struct FileStatus: Equatable, Sendable {
         case regular, directory, socket, symbolicLink, other
     }
 
-    /// The device and inode: together, which file it is.
+    /// The device and inode: together, which file it is (`node`).
     public let device: UInt64
     public let inode: UInt64
     public let kind: Kind
+
+    /// Which file it is, whatever name it is reached by.
+    public var node: FileNode { FileNode(device: device, inode: inode) }
     /// The size in bytes.
     public let size: Int
     /// The permission bits (e.g. 0o700), without the kind.

@@ -70,7 +70,7 @@ public struct RunningExecutable: Equatable, Sendable {
 
     /// Whether `status` describes the same file as `file` (device and inode).
     public func isSameFile(as status: FileStatus) -> Bool {
-        status.device == file.device && status.inode == file.inode
+        status.node == file.node
     }
 }
 
@@ -138,7 +138,7 @@ private struct ProcessFiles {
         guard target.hasPrefix("/") else { throw .malformed(processID: processID, file: "exe") }
         let runningFile = { (path: String) -> Bool in
             guard let status = try? FileStatus.of(path) else { return false }
-            return status.device == file.device && status.inode == file.inode
+            return status.node == file.node
         }
         // A file may really be called "x (deleted)"; only when that name is not the running
         // file is the mark the kernel's.
