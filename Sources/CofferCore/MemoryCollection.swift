@@ -23,7 +23,7 @@ public struct MemoryBudget: Equatable, Sendable {
 ///
 /// Secrets are kept sealed (AES-256-GCM under a random key of this process, which alone lives
 /// in secure memory) in ordinary memory, and opened into secure memory only for the call that
-/// reads them, so the session collection cannot exhaust the fixed secure pool. What the items
+/// reads them, so the session collection cannot exhaust the locked memory for secrets. What the items
 /// take is counted against a `MemoryBudget`; a change past it fails with `limitExceeded` and
 /// changes nothing.
 public final class MemoryCollection: CollectionBackend, Sendable {

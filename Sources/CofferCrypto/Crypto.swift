@@ -5,14 +5,19 @@ import Synchronization
 /// Process-wide set-up: libgcrypt initialisation (with its locked secure memory pool) and
 /// process hardening helpers.
 ///
-/// Secure memory policy: the pool is created once with `GCRYCTL_INIT_SECMEM` at the requested
-/// size. libgcrypt tries to `mlock` it; auto-expansion (`GCRYCTL_AUTO_EXPAND_SECMEM`) is never
-/// enabled, so `gcry_malloc_secure` fails (-> `CryptoError.secureMemoryExhausted`) rather than
-/// handing out unlocked memory. Whether the pool really got locked is checked from the
-/// process's `VmLck` in `/proc/self/status` (before/after the pool is created); only then are
-/// libgcrypt's "using insecure memory" warnings disabled. If locking failed, the warnings stay
-/// on, so the condition is visible on stderr. Coffer's own use of the pool is capped below its
-/// size (`SecureMemoryBudget`), so libgcrypt always finds room for its internal allocations.
+/// Secure memory policy: Coffer locks at most `secureMemoryBytes` (4 MiB unless asked
+/// otherwise), in two shares (`lockedMemoryShares`). Keys, passwords and secrets live in pages
+/// that `SecureAllocator` maps as they are needed and unmaps when they are released (locked,
+/// left out of core dumps, wiped; see `LockedPages`), so what is locked follows what is kept.
+/// libgcrypt's own secure allocations (cipher and hash handles, big numbers) come from its
+/// pool, created once with `GCRYCTL_INIT_SECMEM` at its share's size and never auto-expanded
+/// (`GCRYCTL_AUTO_EXPAND_SECMEM` would add pools that are not locked), so `gcry_malloc_secure`
+/// fails (-> `CryptoError.secureMemoryExhausted`) rather than handing out unlocked memory.
+/// Whether the pool really got locked is checked from the process's `VmLck` in
+/// `/proc/self/status` (before/after the pool is created); only then are libgcrypt's "using
+/// insecure memory" warnings disabled. If locking failed, the warnings stay on, so the
+/// condition is visible on stderr. Each share has its budget (`SecureMemoryBudget`); the
+/// pool's is kept below the pool's size, so libgcrypt always finds room for itself.
 ///
 /// Random numbers: libgcrypt is asked for its "system" RNG (`GCRY_RNG_TYPE_SYSTEM`: the kernel's
 /// getrandom, read directly). Its default CSPRNG mixes a "fast poll" (getrusage, clocks, pool
@@ -24,9 +29,9 @@ public enum Crypto {
     /// Serialises the slow path; holds whether the pool was found to be locked.
     private static let state = Mutex<Bool>(false)
 
-    /// Version check, secure memory pool of `secureMemoryBytes` (default 4 MiB, locked, NOT
-    /// auto-expanding; insecure-memory warnings suppressed only if the pool really is locked),
-    /// initialization finished. Idempotent, thread-safe. Later calls' argument is ignored.
+    /// Version check, at most `secureMemoryBytes` of locked memory (default 4 MiB: libgcrypt's
+    /// locked, fixed pool and the pages mapped for secrets as needed; insecure-memory warnings
+    /// suppressed only if the pool really is locked), initialization finished. Idempotent, thread-safe. Later calls' argument is ignored.
     public static func initialize(secureMemoryBytes: Int = 4 << 20) {
         if initialized.load(ordering: .acquiring) { return }
         state.withLock { locked in
@@ -36,19 +41,27 @@ public enum Crypto {
         }
     }
 
-    /// True if the secure memory pool was observed to be locked into RAM (after `initialize`).
-    /// False if locking failed, could not be verified, or another component initialised
-    /// libgcrypt first.
+    /// True if the secure memory pool was observed to be locked into RAM (after `initialize`),
+    /// the locked-memory limit leaves room for all of `secureMemoryBytes`, and every page mapped
+    /// for secrets so far was locked. False if locking failed, could not be verified, or another
+    /// component initialised libgcrypt first.
     public static var isSecureMemoryLocked: Bool {
         initialize()
-        return state.withLock { $0 }
+        return state.withLock { $0 } && LockedPages.everyRegionLocked
     }
 
-    /// Bytes of the secure pool Coffer holds now, and the most it may hold (the pool less the
-    /// reserve kept for libgcrypt itself).
+    /// Bytes of locked memory Coffer holds now for keys, passwords and secrets, and the most it
+    /// may hold.
     public static var secureMemoryUse: (used: Int, limit: Int) {
         initialize()
-        return (SecureMemoryBudget.shared.used, SecureMemoryBudget.shared.limit)
+        return (SecureMemoryBudget.lockedPages.used, SecureMemoryBudget.lockedPages.limit)
+    }
+
+    /// How `bytes` of locked memory are shared: libgcrypt's fixed pool takes a quarter (from
+    /// 64 KiB to 1 MiB), the pages mapped for secrets the rest (at least four 32 KiB slabs).
+    static func lockedMemoryShares(_ bytes: Int) -> (pool: Int, pages: Int) {
+        let pool = min(max(bytes / 4, 64 << 10), 1 << 20)
+        return (pool, max(bytes - pool, 4 * SecureAllocator.slabSize))
     }
 
     /// No core dumps: RLIMIT_CORE 0 (soft and hard). The secure memory pool is also excluded
@@ -71,7 +84,8 @@ public enum Crypto {
         initialize()
     }
 
-    /// The one-time libgcrypt set-up. Returns whether the secure pool is locked.
+    /// The one-time libgcrypt set-up. Returns whether the secure pool is locked and the
+    /// locked-memory limit leaves room for the pages too.
     private static func performInitialization(secureMemoryBytes: Int) -> Bool {
         // Advisory and only effective before gcry_check_version; see the type's documentation.
         _ = coffer_gcry_prefer_system_rng()
@@ -83,8 +97,10 @@ public enum Crypto {
             // Someone else owns the configuration; we cannot vouch for the pool.
             return false
         }
-        let size = UInt32(clamping: max(secureMemoryBytes, 16 << 10))
-        SecureMemoryBudget.shared.configure(poolBytes: Int(size))
+        let shares = lockedMemoryShares(secureMemoryBytes)
+        SecureMemoryBudget.lockedPages.configure(limit: shares.pages)
+        let size = UInt32(clamping: shares.pool)
+        SecureMemoryBudget.libgcryptPool.configure(poolBytes: Int(size))
         let before = lockedMemoryKiB()
         _ = coffer_gcry_suspend_secmem_warn()
         _ = coffer_gcry_init_secmem(size)
@@ -98,6 +114,6 @@ public enum Crypto {
         if locked { _ = coffer_gcry_disable_secmem_warn() }
         _ = coffer_gcry_resume_secmem_warn()
         _ = coffer_gcry_initialization_finished()
-        return locked
+        return locked && lockedMemoryLimitAllows(shares.pool + shares.pages)
     }
 }

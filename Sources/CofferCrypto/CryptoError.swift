@@ -5,7 +5,7 @@
 public enum CryptoError: Error, Equatable, CustomStringConvertible {
     /// A GCM tag did not match (tampered data, wrong key, wrong nonce or wrong AAD).
     case authenticationFailed
-    /// The fixed-size secure memory pool could not satisfy an allocation of `requested` bytes.
+    /// The locked memory Coffer may hold (or libgcrypt's pool) has no room for `requested` bytes.
     case secureMemoryExhausted(requested: Int)
     /// An argument was malformed; the text says which and why (never secret bytes).
     case invalidInput(String)

@@ -17,6 +17,14 @@ func lockedMemoryKiB() -> Int? {
     return nil
 }
 
+/// Whether the process may lock `bytes` in all (its `RLIMIT_MEMLOCK`, which the secure pages
+/// count against as they are mapped; unlimited is `RLIM_INFINITY`, all ones).
+func lockedMemoryLimitAllows(_ bytes: Int) -> Bool {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(__RLIMIT_MEMLOCK.rawValue), &limit) == 0 else { return false }
+    return limit.rlim_cur == rlim_t.max || limit.rlim_cur >= rlim_t(bytes)
+}
+
 /// Marks the mapping that holds libgcrypt's secure memory pool `MADV_DONTDUMP`, so that no core
 /// dump (whatever the core size limit, and through any dump handler) contains it. The pool is
 /// found as the mapping of `/proc/self/maps` that holds a block just allocated from it.

@@ -1,4 +1,3 @@
-import CGcrypt
 import Synchronization
 
 /// One block of secure memory handed out by `SecureAllocator` (an address and its extent;
@@ -8,29 +7,30 @@ struct SecureAllocation: @unchecked Sendable {   // an address and a size; its h
     let pointer: UnsafeMutableRawPointer
     /// Usable size in bytes (the size class for slab slots).
     let capacity: Int
-    /// Slab id and slot index for slab slots; nil for blocks taken from libgcrypt directly.
+    /// Slab id and slot index for slab slots; nil for a block with a region of its own.
     let slab: (id: Int, slot: Int)?
 }
 
-/// Small-block allocator over libgcrypt secure memory (internal).
+/// Small-block allocator over locked pages (internal).
 ///
-/// libgcrypt's secure pool is a first-fit list walked from its start on every allocation, so
-/// with thousands of live blocks each `gcry_malloc_secure` (and every secure cipher or MAC
-/// handle) costs tens of microseconds. This allocator takes 32 KiB slabs from the pool and cuts
-/// them into power-of-two slots (32 ... 2048 bytes), keeping the number of libgcrypt blocks
-/// small and small allocations O(1). Larger requests go to libgcrypt directly. Empty slabs are
-/// returned to the pool (one spare per size class is kept). Slots are zeroed on release; the
-/// caller wipes them too. Thread-safe (one mutex).
+/// Blocks live in `LockedPages` regions: locked into RAM, left out of core dumps, zero in a
+/// forked child, wiped before they go back to the kernel. Mapping a region for every block
+/// would cost two system calls each, so this allocator maps 32 KiB slabs and cuts them into
+/// power-of-two slots (32 ... 2048 bytes), making small allocations O(1). Larger requests get
+/// a region of their own. Empty slabs are unmapped (one spare per size class is kept), so the
+/// memory held follows what is kept. Slots are zeroed on release; the caller wipes them too.
+/// Thread-safe (one mutex).
 ///
-/// Every slab and direct block is charged to a `SecureMemoryBudget` before libgcrypt is asked
-/// for it, so the pool always keeps the reserve libgcrypt needs for itself.
+/// Every slab and direct block is charged to a `SecureMemoryBudget` (its whole pages) before a
+/// region is mapped, so no client can make cofferd lock more than its budget.
 final class SecureAllocator: Sendable {
     static let shared = SecureAllocator()
 
     private let budget: SecureMemoryBudget
 
-    /// An allocator charging `budget` (the process's pool budget unless a test gives another).
-    init(budget: SecureMemoryBudget = .shared) {
+    /// An allocator charging `budget` (the process's budget for locked pages unless a test gives
+    /// another).
+    init(budget: SecureMemoryBudget = .lockedPages) {
         self.budget = budget
     }
 
@@ -63,7 +63,7 @@ final class SecureAllocator: Sendable {
         sizeClasses.firstIndex { $0 >= bytes }
     }
 
-    /// At least `bytes` (>= 1) of secure memory, or nil if the pool is exhausted.
+    /// At least `bytes` (>= 1) of secure memory, or nil if the budget (or the kernel) has no room.
     func allocate(_ bytes: Int) -> SecureAllocation? {
         guard let block = allocateBlock(max(bytes, 1)) else { return nil }
         live.add(1, ordering: .relaxed)
@@ -74,7 +74,7 @@ final class SecureAllocator: Sendable {
         guard let c = Self.sizeClass(for: bytes) else { return direct(bytes) }
         let slot: SecureAllocation? = state.withLock { s in
             if s.partial[c].isEmpty {
-                guard let base = Self.poolBlock(Self.slabSize, budget: budget) else { return nil }
+                guard let base = Self.region(Self.slabSize, budget: budget) else { return nil }
                 let slotSize = Self.sizeClasses[c], count = Self.slabSize / slotSize
                 let slab = Slab(base: base, sizeClass: c,
                                 freeSlots: (0..<Int32(count)).reversed(), live: 0)
@@ -96,25 +96,26 @@ final class SecureAllocator: Sendable {
     }
 
     private func direct(_ bytes: Int) -> SecureAllocation? {
-        guard let pointer = Self.poolBlock(bytes, budget: budget) else { return nil }
-        return SecureAllocation(pointer: pointer, capacity: bytes, slab: nil)
+        guard let pointer = Self.region(bytes, budget: budget) else { return nil }
+        return SecureAllocation(pointer: pointer, capacity: LockedPages.rounded(bytes), slab: nil)
     }
 
-    /// `bytes` from libgcrypt's pool, charged to `budget`; nil if either has no room.
-    private static func poolBlock(_ bytes: Int, budget: SecureMemoryBudget) -> UnsafeMutableRawPointer? {
-        let charge = bytes + SecureMemoryBudget.blockOverhead
+    /// A locked region of at least `bytes`, its whole pages charged to `budget`; nil if the
+    /// budget or the kernel has no room.
+    private static func region(_ bytes: Int, budget: SecureMemoryBudget) -> UnsafeMutableRawPointer? {
+        let charge = LockedPages.rounded(bytes)
         guard budget.take(charge) else { return nil }
-        guard let pointer = gcry_malloc_secure(bytes) else {
+        guard let region = LockedPages.map(bytes) else {
             budget.give(charge)
             return nil
         }
-        return pointer
+        return region
     }
 
-    /// Returns a block from `poolBlock` to libgcrypt and its charge to the budget.
-    private func freePoolBlock(_ pointer: UnsafeMutableRawPointer, bytes: Int) {
-        gcry_free(pointer)
-        budget.give(bytes + SecureMemoryBudget.blockOverhead)
+    /// Unmaps a region from `region` (wiping it) and gives its charge back to the budget.
+    private func unmap(_ region: UnsafeMutableRawPointer, bytes: Int) {
+        LockedPages.unmap(region, bytes)
+        budget.give(LockedPages.rounded(bytes))
     }
 
     /// Zeroes and releases a block from `allocate`.
@@ -122,7 +123,7 @@ final class SecureAllocator: Sendable {
         wipe(allocation.pointer, allocation.capacity)
         live.subtract(1, ordering: .relaxed)
         guard let (id, index) = allocation.slab else {
-            freePoolBlock(allocation.pointer, bytes: allocation.capacity)
+            unmap(allocation.pointer, bytes: allocation.capacity)
             return
         }
         let emptied: UnsafeMutableRawPointer? = state.withLock { s in
@@ -130,7 +131,7 @@ final class SecureAllocator: Sendable {
             if s.slabs[id]!.freeSlots.isEmpty { s.partial[c].append(id) }
             s.slabs[id]!.freeSlots.append(Int32(index))
             s.slabs[id]!.live -= 1
-            // Return an empty slab to the pool unless it is the last one of its class.
+            // Unmap an empty slab unless it is the last one of its class.
             guard s.slabs[id]!.live == 0, s.partial[c].count > 1 else { return nil }
             let base = s.slabs[id]!.base
             s.partial[c].removeAll { $0 == id }
@@ -138,7 +139,7 @@ final class SecureAllocator: Sendable {
             s.unusedIDs.append(id)
             return base
         }
-        if let emptied { freePoolBlock(emptied, bytes: Self.slabSize) }
+        if let emptied { unmap(emptied, bytes: Self.slabSize) }
     }
 
     /// Number of slabs currently held (tests and diagnostics).

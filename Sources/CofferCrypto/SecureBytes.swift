@@ -4,10 +4,9 @@ import Glibc
 import Musl
 #endif
 
-/// Growable byte buffer in libgcrypt secure memory; wiped (gcry_free wipes secure memory, but
-/// also zero explicitly on shrink/realloc) when released. Reference type, not thread-safe.
+/// Growable byte buffer in locked secure memory; wiped when released. Reference type, not thread-safe.
 ///
-/// Blocks come from `SecureAllocator` (slots in slabs of the locked libgcrypt pool; see there)
+/// Blocks come from `SecureAllocator` (slots in slabs of locked pages; see there)
 /// and are zeroed explicitly whenever they are released, moved on growth, or shrunk.
 ///
 /// Use it for keys, passwords and plaintext secrets. Bounds violations in the non-throwing

@@ -1,23 +1,23 @@
 import Synchronization
 
-/// Accounts for every byte Coffer takes from libgcrypt's fixed secure-memory pool, so that the
-/// pool can never run dry under libgcrypt's own feet.
+/// Accounts for the locked memory Coffer holds, so that no client can make it lock more than
+/// its share and libgcrypt's fixed pool can never run dry under libgcrypt's own feet.
 ///
-/// libgcrypt allocates inside the pool itself (cipher and hash handles, big-number temporaries,
-/// the digest copy an HMAC makes when it finishes), and several of those allocations end the
-/// process with "Fatal error: Cannot allocate memory" when the pool is full instead of
-/// reporting an error. So Coffer never lets its own use reach the pool's size: it may hold at
-/// most `limit` bytes, the pool less a reserve (`reserve(forPool:)`) that is left for
-/// libgcrypt's short-lived allocations inside one call. Everything long-lived is charged here:
-/// `SecureAllocator`'s slabs and blocks, and a fixed estimate for each libgcrypt handle or
-/// big-number computation (`SecureReservation`). A request over the limit fails with
-/// `CryptoError.secureMemoryExhausted` before libgcrypt is asked for anything.
+/// There are two budgets. `lockedPages` holds what `SecureAllocator` maps for keys, passwords
+/// and secrets (whole pages). `libgcryptPool` holds libgcrypt's fixed secure pool, where
+/// libgcrypt allocates for itself (cipher and hash handles, big-number temporaries, the digest
+/// copy an HMAC makes when it finishes); several of those allocations end the process with
+/// "Fatal error: Cannot allocate memory" when the pool is full instead of reporting an error,
+/// so Coffer charges a fixed estimate for each handle or big-number computation it opens
+/// (`SecureReservation`) and never lets those reach the pool's size: it may hold at most
+/// `limit` bytes, the pool less a reserve (`reserve(forPool:)`) left for libgcrypt's
+/// short-lived allocations inside one call. A request over a limit fails with
+/// `CryptoError.secureMemoryExhausted` before anything is asked of libgcrypt or the kernel.
 final class SecureMemoryBudget: Sendable {
-    /// The budget of the process's pool (configured by `Crypto.initialize`).
-    static let shared = SecureMemoryBudget()
-
-    /// libgcrypt's bookkeeping per block in the pool, rounded up (its header and alignment).
-    static let blockOverhead = 32
+    /// The process's budget for `SecureAllocator`'s pages (configured by `Crypto.initialize`).
+    static let lockedPages = SecureMemoryBudget()
+    /// The process's budget in libgcrypt's pool (configured by `Crypto.initialize`).
+    static let libgcryptPool = SecureMemoryBudget()
 
     private struct State {
         var limit = Int.max
@@ -25,7 +25,7 @@ final class SecureMemoryBudget: Sendable {
     }
     private let state = Mutex(State())
 
-    /// A budget of `limit` bytes (tests); the shared one starts unlimited until configured.
+    /// A budget of `limit` bytes (tests); the process's start unlimited until configured.
     init(limit: Int = .max) {
         state.withLock { $0.limit = limit }
     }
@@ -38,7 +38,12 @@ final class SecureMemoryBudget: Sendable {
 
     /// Sets the limit for a pool of `poolBytes` bytes.
     func configure(poolBytes: Int) {
-        state.withLock { $0.limit = poolBytes - Self.reserve(forPool: poolBytes) }
+        configure(limit: poolBytes - Self.reserve(forPool: poolBytes))
+    }
+
+    /// Sets the limit.
+    func configure(limit: Int) {
+        state.withLock { $0.limit = limit }
     }
 
     /// Charges `bytes`; false (and nothing charged) if that would pass the limit.
@@ -78,7 +83,7 @@ final class SecureReservation: Sendable {
     private let budget: SecureMemoryBudget
 
     /// Charges `bytes`, or throws `secureMemoryExhausted` if the budget has no room.
-    init(_ bytes: Int, budget: SecureMemoryBudget = .shared) throws {
+    init(_ bytes: Int, budget: SecureMemoryBudget = .libgcryptPool) throws {
         guard budget.take(bytes) else { throw CryptoError.secureMemoryExhausted(requested: bytes) }
         self.bytes = bytes
         self.budget = budget

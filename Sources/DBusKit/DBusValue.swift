@@ -5,7 +5,7 @@ import CofferCrypto
 /// Containers carry their element types explicitly, so empty arrays and dictionaries keep a
 /// precise signature. `bytes` is the compact form of `ay`: values read from a message always use
 /// it for byte arrays (never `.array(elementSignature: "y", …)`), and `.bytes` is what you should
-/// build too. `secureBytes` is an `ay` kept in libgcrypt secure memory: a secret or password on
+/// build too. `secureBytes` is an `ay` kept in locked secure memory: a secret or password on
 /// its way to or from the wire (see `ArgumentDescription.secretLimit`); it is never copied into
 /// an ordinary array and is wiped when the last reference goes. `unixFD` is a file descriptor
 /// passed with the message, closed when the last reference goes (see `UnixFileDescriptor`).

@@ -84,7 +84,7 @@ struct Cofferd: ParsableCommand {
                                visibility: .hidden))
     var portalFrontends: [String] = []
 
-    @Option(help: ArgumentHelp("Size of the locked secure-memory pool in KiB (default 4096).", visibility: .hidden))
+    @Option(help: ArgumentHelp("The most memory, in KiB, locked into RAM for keys and secrets (default 4096).", visibility: .hidden))
     var secureMemoryKib: Int = 4096
 
     @Option(help: ArgumentHelp("The system log's socket, for a detached cofferd.", visibility: .hidden))
@@ -119,7 +119,7 @@ struct Cofferd: ParsableCommand {
         Crypto.disableCoreDumps()
         ProcessControl.makeNonDumpable()   // no other program of the user reads the keys from its memory
         ProcessControl.ignore(signal: SIGPIPE)
-        // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory pool) and
+        // Fork first, before any libgcrypt or Dispatch use: mlock (the secure memory) and
         // threads are not inherited by a child, so they must be set up in the process that serves.
         // The terminal cofferd was started from, if any, for a terminal pinentry (known only
         // before detaching, which leaves it).
@@ -128,7 +128,7 @@ struct Cofferd: ParsableCommand {
         Crypto.initialize(secureMemoryBytes: secureMemoryKib << 10)
         let log = Log.line
         if !Crypto.isSecureMemoryLocked {
-            log("warning: the secure memory pool could not be locked into RAM, so keys and secrets may be written to swap; raise the locked-memory limit (ulimit -l, or LimitMEMLOCK= in the systemd unit) to at least \(secureMemoryKib) KiB")
+            log("warning: the memory for keys and secrets cannot all be locked into RAM, so they may be written to swap; raise the locked-memory limit (ulimit -l, or LimitMEMLOCK= in the systemd unit) to at least \(secureMemoryKib) KiB")
         }
 
         if let clock = try TestClock.requested(in: ProcessInfo.processInfo.environment) { Clock.install(clock) }

@@ -7,8 +7,8 @@ import SystemKit
 /// start-up. Start-up messages and errors reach the terminal; once it serves, the daemon logs
 /// to the system log and writes nothing to the terminal.
 ///
-/// `detach()` must come before any libgcrypt or Dispatch use: memory locks (libgcrypt's
-/// secure pool) and threads are not inherited by a forked child, so everything that matters
+/// `detach()` must come before any libgcrypt or Dispatch use: memory locks (the secure
+/// memory) and threads are not inherited by a forked child, so everything that matters
 /// has to be set up in the process that serves.
 struct Daemonizer {
     /// The pipe's writing end, to the waiting parent.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import CofferCrypto
 
@@ -6,7 +7,8 @@ struct SecureAllocatorTests {
     /// go back to the pool.
     @Test func stress() throws {
         Crypto.initialize()
-        let allocator = SecureAllocator()
+        // A budget of its own, so that the blocks it keeps do not crowd out other tests.
+        let allocator = SecureAllocator(budget: SecureMemoryBudget(limit: 16 << 20))
         var rng = SystemRandomNumberGenerator()
         var live: [(SecureAllocation, UInt8, Int)] = []
         for round in 0..<4000 {
@@ -60,18 +62,60 @@ struct SecureAllocatorTests {
             try SecureReservation(64 << 10, budget: budget)
         }
         for block in blocks { allocator.release(block) }
-        #expect(budget.used <= SecureAllocator.slabSize + SecureMemoryBudget.blockOverhead)
+        #expect(budget.used == 0)
         // What was given back can be taken again.
         let reservation = try SecureReservation(64 << 10, budget: budget)
         _ = reservation
     }
 
-    /// The shared budget leaves a reserve of the pool to libgcrypt.
-    @Test func sharedBudgetKeepsAReserve() {
+    /// The default 4 MiB are a 1 MiB libgcrypt pool, whose budget leaves libgcrypt a reserve,
+    /// and 3 MiB of pages for secrets.
+    @Test func theLockedMemoryIsShared() {
         let (used, limit) = Crypto.secureMemoryUse
         #expect(used <= limit)
+        #expect(limit == 3 << 20)
+        #expect(SecureMemoryBudget.libgcryptPool.limit == (1 << 20) - (256 << 10))
+        #expect(Crypto.lockedMemoryShares(4 << 20) == (pool: 1 << 20, pages: 3 << 20))
+        #expect(Crypto.lockedMemoryShares(64 << 10) == (pool: 64 << 10, pages: 128 << 10))
         #expect(SecureMemoryBudget.reserve(forPool: 4 << 20) == 512 << 10)
         #expect(SecureMemoryBudget.reserve(forPool: 256 << 10) == 128 << 10)
-        #expect(limit < 4 << 20)
+    }
+
+    /// A block's pages are locked, left out of core dumps and wiped in a forked child, and are
+    /// charged whole; what is released goes back, so the locked memory follows what is kept.
+    @Test func blocksLiveInLockedPagesThatAreGivenBack() throws {
+        Crypto.initialize()
+        try #require(Crypto.isSecureMemoryLocked, "memory cannot be locked here (ulimit -l)")
+        let budget = SecureMemoryBudget(limit: 4 << 20)
+        let allocator = SecureAllocator(budget: budget)
+        let blocks = try [100, 3000, 64 << 10].map { try #require(allocator.allocate($0)) }
+        for block in blocks {
+            let flags = try #require(Self.mappingFlags(containing: block.pointer))
+            for flag in ["lo", "dd", "wf"] { #expect(flags.contains(Substring(flag)), "VmFlags: \(flags)") }
+        }
+        #expect(budget.used == SecureAllocator.slabSize + 4096 + (64 << 10))
+        for block in blocks { allocator.release(block) }
+        // The slab is kept as its class's spare; the two blocks of their own are unmapped.
+        #expect(budget.used == SecureAllocator.slabSize)
+    }
+
+    /// The VmFlags of the mapping of /proc/self/smaps that holds `address`.
+    static func mappingFlags(containing address: UnsafeMutableRawPointer) -> [Substring]? {
+        // Read to the end: a /proc file says it is empty.
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/smaps"),
+              let bytes = try? file.readToEnd() else { return nil }
+        try? file.close()
+        let text = String(decoding: bytes, as: UTF8.self)
+        let target = UInt(bitPattern: address)
+        var inside = false
+        for line in text.split(separator: "\n") {
+            let bounds = line.prefix { $0 != " " }.split(separator: "-")
+            if bounds.count == 2, let low = UInt(bounds[0], radix: 16), let high = UInt(bounds[1], radix: 16) {
+                inside = low <= target && target < high
+            } else if inside, line.hasPrefix("VmFlags:") {
+                return Array(line.split(separator: " ").dropFirst())
+            }
+        }
+        return nil
     }
 }

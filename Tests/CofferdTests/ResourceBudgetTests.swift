@@ -116,25 +116,28 @@ import Testing
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
     }
 
-    /// With a tiny secure pool, running it out gives LimitsExceeded, never libgcrypt's abort;
+    /// With little locked memory, running it out gives LimitsExceeded, never libgcrypt's abort;
     /// what needs no secure memory goes on working, and closing sessions makes room again.
     @Test func exhaustedSecureMemoryIsAnErrorNotAnAbort() throws {
         let f = try DaemonFixture(daemonOptions: ["--secure-memory-kib", "64"])
         defer { f.shutdown() }
         let c = f.client!
+        // Four clients, so that none reaches the 1,024 sessions after which its oldest close.
+        let clients = [c] + (try (0..<3).map { _ in try f.newClient() })
         let plain = try c.library.openSession(.plain)
         let item = try c.createItem(label: "small", attributes: ["pool": "tiny"], secret: "fits", session: plain)
-        var sessions: [ClientSession] = []
+        var sessions: [(TestClient, ClientSession)] = []
         var refusal: DBusError?
-        for _ in 0..<2000 {
+        for index in 0..<4000 {
+            let client = clients[index % clients.count]
             do {
-                sessions.append(try c.library.openSession())
+                sessions.append((client, try client.library.openSession()))
             } catch let error as DBusError {
                 refusal = error
                 break
             }
         }
-        let error = try #require(refusal, "2,000 DH sessions fit in a 64 KiB pool")
+        let error = try #require(refusal, "4,000 DH sessions fit in 128 KiB for secrets")
         #expect(error.name == Self.limitsExceeded)
         #expect(error.message.contains("secure memory"), "\(error)")
         // Whatever else is asked now fails cleanly or works; the daemon stays up.
@@ -145,7 +148,7 @@ import Testing
         }
         #expect(try c.library.search(["pool": "tiny"]).unlocked == [item])
         #expect(f.daemonIsRunning, "cofferd died; log:\n\(f.daemonLog)")
-        for session in sessions { try c.library.closeSession(session) }
+        for (client, session) in sessions { try client.library.closeSession(session) }
         let again = try c.library.openSession()
         #expect(try c.secretBytes(of: item, session: again) == Array("fits".utf8))
         #expect(!f.daemonLog.contains("Fatal error"), "\(f.daemonLog)")

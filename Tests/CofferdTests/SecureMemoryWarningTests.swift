@@ -2,8 +2,9 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-/// When the secure memory pool cannot be locked into RAM (a locked-memory limit below the
-/// pool), cofferd says so and what to do, rather than silently risking secrets in swap.
+/// When the memory for keys and secrets cannot all be locked into RAM (a locked-memory limit
+/// below what cofferd may lock), cofferd says so and what to do, rather than silently risking
+/// secrets in swap.
 @Suite(.timeLimit(.minutes(5))) struct SecureMemoryWarningTests {
     @Test func anUnlockablePoolIsReported() throws {
         let prlimit = try #require(Executables.inPath("prlimit"), "prlimit (util-linux) is not installed")
@@ -21,7 +22,7 @@ import Testing
         ], environment: ProcessInfo.processInfo.environment)
         let result = child.wait(timeout: 30)
         #expect(result.exitCode != 0)
-        #expect(result.stderr.contains("could not be locked into RAM"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("cannot all be locked into RAM"), "stderr: \(result.stderr)")
         #expect(result.stderr.contains("LimitMEMLOCK"), "stderr: \(result.stderr)")
     }
 }
