@@ -57,10 +57,12 @@ public enum Crypto {
         return (SecureMemoryBudget.lockedPages.used, SecureMemoryBudget.lockedPages.limit)
     }
 
-    /// How `bytes` of locked memory are shared: libgcrypt's fixed pool takes a quarter (from
-    /// 64 KiB to 1 MiB), the pages mapped for secrets the rest (at least four 32 KiB slabs).
+    /// How `bytes` of locked memory are shared: libgcrypt's fixed pool takes an eighth (from
+    /// 64 KiB to 512 KiB, where the half left after libgcrypt's reserve holds 64 cipher or hash
+    /// handles: one per unlocked collection, and those a call opens), the pages mapped for
+    /// secrets the rest (at least four 32 KiB slabs).
     static func lockedMemoryShares(_ bytes: Int) -> (pool: Int, pages: Int) {
-        let pool = min(max(bytes / 4, 64 << 10), 1 << 20)
+        let pool = min(max(bytes / 8, 64 << 10), 512 << 10)
         return (pool, max(bytes - pool, 4 * SecureAllocator.slabSize))
     }
 

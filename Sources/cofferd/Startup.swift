@@ -9,7 +9,7 @@ import SystemKit
 enum Startup {
     static let busName = "org.freedesktop.secrets"
 
-    /// Longest `--unlock` password accepted (locked memory for secrets is 3 MiB, shared with keys).
+    /// Longest `--unlock` password accepted (locked memory for secrets is 3.5 MiB, shared with keys).
     static let maximumPasswordBytes = 1 << 20
 
     /// `--unlock`: everything on `descriptor` up to end of file is the password, less one

@@ -68,14 +68,14 @@ struct SecureAllocatorTests {
         _ = reservation
     }
 
-    /// The default 4 MiB are a 1 MiB libgcrypt pool, whose budget leaves libgcrypt a reserve,
-    /// and 3 MiB of pages for secrets.
+    /// The default 4 MiB are a 512 KiB libgcrypt pool, whose budget leaves libgcrypt a reserve,
+    /// and 3.5 MiB of pages for secrets.
     @Test func theLockedMemoryIsShared() {
         let (used, limit) = Crypto.secureMemoryUse
         #expect(used <= limit)
-        #expect(limit == 3 << 20)
-        #expect(SecureMemoryBudget.libgcryptPool.limit == (1 << 20) - (256 << 10))
-        #expect(Crypto.lockedMemoryShares(4 << 20) == (pool: 1 << 20, pages: 3 << 20))
+        #expect(limit == (4 << 20) - (512 << 10))
+        #expect(SecureMemoryBudget.libgcryptPool.limit == 256 << 10)
+        #expect(Crypto.lockedMemoryShares(4 << 20) == (pool: 512 << 10, pages: (4 << 20) - (512 << 10)))
         #expect(Crypto.lockedMemoryShares(64 << 10) == (pool: 64 << 10, pages: 128 << 10))
         #expect(SecureMemoryBudget.reserve(forPool: 4 << 20) == 512 << 10)
         #expect(SecureMemoryBudget.reserve(forPool: 256 << 10) == 128 << 10)
