@@ -3,7 +3,7 @@ import CofferCrypto
 import CofferStore
 
 /// Runs one fuzz input through the store's parsers, as `FileCollection` uses them: the whole
-/// input as a collection file (header, records, batches, torn tail, reserved space, attribute
+/// input as a key slots file, and as a collection file (header, records, batches, torn tail, reserved space, attribute
 /// index, meta and removal records), read at once and read in two steps as a growing file is;
 /// then, for files sealed with the seed password, unlocked, verified and every item opened.
 /// The file is read a second time with every record checksum made valid, and the input also
@@ -23,6 +23,9 @@ public enum StoreFileHarness {
             expect(AccessCoding.decode(AccessCoding.encode(access)) == access, "access rules do not survive encoding")
         }
         if let payload = try? SecureBytes(bytes) { readPayload(payload) }
+        if let slots = try? KeySlotsFile.decode(bytes, file: "fuzz.keys") {
+            expect((try? KeySlotsFile.decode(slots.encoded(), file: "fuzz.keys"))?.slots == slots.slots, "key slots do not survive encoding")
+        }
         readFile(bytes)
         if let fixed = withValidRecordChecksums(bytes), fixed != bytes { readFile(fixed) }
     }
@@ -76,7 +79,8 @@ public enum StoreFileHarness {
     }
 
     private static func unlockAndRead(_ log: CollectionLog) {
-        guard log.header.kdf == .testing,
+        // Seed files from before key slots hold their password's slot in the header.
+        guard case .password(let kdf, _, _, _) = log.header.keys, kdf == .testing,
               let password = try? SecureBytes(Array(password.utf8)),
               let key = try? DataKey(log.header.openDataKey(password: password)) else { return }
         _ = try? log.verify(with: key, items: false)

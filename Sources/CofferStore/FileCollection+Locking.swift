@@ -43,27 +43,24 @@ extension FileCollection {
     /// wrong ones count as one wrong password for the throttle (see `UnlockThrottle`), and none
     /// is checked while the throttle says to wait.
     public func unlock(anyOf passwords: [SecureBytes]) throws(CofferError) -> Int {
+        try unlock(anyOf: passwords.map { .password($0) })
+    }
+
+    /// Unlocks with the first of `openers` that opens a key slot (see `unlock(anyOf:)` above).
+    func unlock(anyOf openers: [KeySlot.Opener]) throws(CofferError) -> Int {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let (key, position) = try openDataKey(header, anyOf: passwords)   // slow: outside the state lock
+        let (key, position, slots) = try openDataKey(header, anyOf: openers)   // slow: outside the state lock
         try state.withLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .authenticationFailed }
             try s.log.verify(with: key, items: false)
             s.dataKey = key
         }
         keepAuditKey(key, uuid: header.uuid)
-        return position
-    }
-
-
-    public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
-        let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let (key, _) = try openDataKey(header, anyOf: [old])
-        let replacement = try StoreHeader.create(uuid: header.uuid, created: header.created, lookupKey: header.lookupKey,
-                                                 dataKey: key.bytes, password: new, kdf: kdf)
-        try withWriteLock { s throws(CofferError) in
-            guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
-            try compact(&s, header: replacement, key: key)
-            s.keptKey = nil   // a new password: the next unlock needs it
+        if slots != nil, header.formatVersion == 1 {
+            // A move to key slots was cut short after the slots were written: finish it, so
+            // that the header's password (maybe one since replaced) opens nothing any more.
+            do throws(CofferError) { try moveKeysToSlots(key: key) } catch { warn("cannot finish moving \(path) to key slots: \(error)") }
         }
+        return position
     }
 }

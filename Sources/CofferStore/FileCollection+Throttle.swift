@@ -7,20 +7,35 @@ extension FileCollection {
         UnlockThrottle(directory: directory, collection: id).secondsLeft(at: clock.milliseconds)
     }
 
-    /// The data key `header` seals, opened with the first of `passwords` that is right, as one
-    /// attempt under the throttle (`UnlockThrottle.attempt`): nothing is checked while it says
-    /// to wait, attempts at this collection are checked one at a time, and all wrong is one
-    /// failure.
-    func openDataKey(_ header: StoreHeader, anyOf passwords: [SecureBytes]) throws(CofferError) -> (DataKey, Int) {
-        try UnlockThrottle(directory: directory, collection: id).attempt(at: { clock.milliseconds }) { () throws(CofferError) in
-            for (position, password) in passwords.enumerated() {
+    /// The data key, opened with the first of `openers` that opens one of the collection's key
+    /// slots (those of its keys file, or the password of a header from before key slots), as
+    /// one attempt under the throttle (`UnlockThrottle.attempt`): nothing is checked while it
+    /// says to wait, attempts at this collection are checked one at a time, and all wrong is one
+    /// failure, whatever kind of guess each was. Returns the key, the position of the opener
+    /// that opened it, and the slots file it came from (checked against the key and `header`).
+    func openDataKey(_ header: StoreHeader, anyOf openers: [KeySlot.Opener]) throws(CofferError) -> (DataKey, Int, KeySlotsFile?) {
+        let slots = try KeySlotsFile.read(directory: directory, id: id)
+        if slots == nil, header.formatVersion >= 2 {
+            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds the ways into the collection")
+        }
+        let (key, position) = try UnlockThrottle(directory: directory, collection: id).attempt(at: { clock.milliseconds }) { () throws(CofferError) in
+            for (position, opener) in openers.enumerated() {
                 do throws(CofferError) {
-                    return (try DataKey(try header.openDataKey(password: password)), position)
+                    if let slots { return (try slots.open(with: opener).0, position) }
+                    guard case .password(let password) = opener else { continue }
+                    return (try header.openDataKey(password: password), position)
                 } catch .authenticationFailed {
                     continue
                 }
             }
             return nil
         }
+        if let slots {
+            let file = KeySlotsFile.path(directory, id)
+            guard slots.uuid == header.uuid else { throw .storeCorrupt(file: file, reason: "it belongs to another collection") }
+            try slots.verify(dataKey: key, file: file)
+            try header.check(dataKey: key, file: path)
+        }
+        return (try DataKey(key), position, slots)
     }
 }

@@ -95,29 +95,42 @@ public final class FileCollection: CollectionBackend, Sendable {
                              watched: Self.watchSees(path)))
     }
 
-    /// Creates a new collection file atomically (it appears complete or not at all), unlocked.
+    /// Creates a new collection atomically (its file appears complete or not at all), unlocked:
+    /// its keys file (one slot, the password's) first, then its file, both under the
+    /// collection's exclusive lock, so that no other creator of the id writes between them.
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
                        access: CollectionAccess, kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void,
                        beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
         let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
         let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
-                                            dataKey: dataKey.bytes, password: password, kdf: kdf)
-        let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
-                                          publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label,
-                                                                                   generation: 1),
-                                          plaintext: try Self.sealable(AccessCoding.encode(access)), key: dataKey, uuid: header.uuid)
-        let temporary = "\(path).new-\(ProcessControl.currentID)"
-        let file = try PosixFile(path: temporary, create: true)
-        do throws(CofferError) {
-            try file.write(header.encoded() + meta, at: 0)
-            try file.sync()
-            try PosixFile.link(temporary, to: path, id: id)
-            try PosixFile.remove(temporary)
-            try PosixFile.syncDirectory(directory)
-        } catch {
-            try? PosixFile.remove(temporary)
-            throw error
+                                            dataKey: dataKey.bytes)
+        let slots = try KeySlotsFile.first(uuid: header.uuid, dataKey: dataKey.bytes, opener: .password(password), kdf: kdf)
+        // Under the collection's exclusive lock, let go before the collection is opened (which
+        // takes it shared through a descriptor of its own).
+        let lock = try PosixFile(path: FileStore.lockPath(directory, id), create: true)
+        try lock.lock(.exclusive)
+        do {
+            defer { lock.unlock() }
+            guard try PosixFile.identity(of: path) == nil else { throw .collectionExists(id.rawValue) }
+            // A keys file without a collection file is what a creation cut short left: replaced.
+            try slots.write(directory: directory, id: id)
+            let meta = try RecordFrame.encode(kind: .meta, endsBatch: true, sequence: 0, timestamp: header.created, itemID: 0,
+                                              publicPart: CollectionLog.metaPublicPart(nextItemID: 1, nextSequence: 1, label: label,
+                                                                                       generation: 1),
+                                              plaintext: try Self.sealable(AccessCoding.encode(access)), key: dataKey, uuid: header.uuid)
+            let temporary = "\(path).new-\(ProcessControl.currentID)"
+            let file = try PosixFile(path: temporary, create: true)
+            do throws(CofferError) {
+                try file.write(header.encoded() + meta, at: 0)
+                try file.sync()
+                try PosixFile.link(temporary, to: path, id: id)
+                try PosixFile.remove(temporary)
+                try PosixFile.syncDirectory(directory)
+            } catch {
+                try? PosixFile.remove(temporary)
+                throw error
+            }
         }
         let collection = try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn,
                                             beforeFlush: beforeFlush, clock: clock)

@@ -134,6 +134,11 @@ public final class FileStore: CollectionProvider, Sendable {
     }
 
     public func open(_ id: CollectionID) throws(CofferError) -> any CollectionBackend {
+        try fileCollection(id)
+    }
+
+    /// The collection `id`, with what only a file collection has (its key slots).
+    package func fileCollection(_ id: CollectionID) throws(CofferError) -> FileCollection {
         try FileCollection(id: id, directory: directory, watch: watch, kdf: kdf, warn: warn, beforeFlush: beforeFlush, clock: clock)
     }
 
@@ -156,6 +161,8 @@ public final class FileStore: CollectionProvider, Sendable {
             throw .collectionNotFound(id.rawValue)
         }
         try PosixFile.remove(Self.storePath(directory, id))
+        // Its keys go with it (a creation of the id replaces any left behind).
+        try? PosixFile.remove(KeySlotsFile.path(directory, id))
         // Its audit key goes too (what it sealed cannot be opened without the collection).
         try? PosixFile.remove(AuditKey.path(directory, id))
         // Wrong passwords given for it go with it: a new collection of that id starts clean.

@@ -36,6 +36,25 @@ public enum Base32 {
         guard ![1, 3, 6].contains(symbols % 8) else { throw DecodingError.invalidLength }
     }
 
+    /// `bytes` as base32 text (A–Z, 2–7, no padding), a symbol at a time into `output`, so
+    /// that a key can go straight from secure memory to secure memory.
+    public static func encode(_ bytes: some Collection<UInt8>, into output: (UInt8) throws -> Void) rethrows {
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                try output(alphabet[Int((buffer >> UInt32(bits)) & 31)])
+            }
+            buffer &= (1 << UInt32(bits)) - 1
+        }
+        if bits > 0 { try output(alphabet[Int((buffer << UInt32(5 - bits)) & 31)]) }
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
     private static func value(of byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")

@@ -64,16 +64,16 @@ import Testing
         #expect(try fixture.bytes("work") == bytes, "the damaged file was modified")
     }
 
-    /// A header asking Argon2 for absurd memory (checksum fixed up, as an attacker would) is
-    /// refused before any key derivation runs.
-    @Test func headerWithAbsurdKeyDerivationParametersIsRefused() throws {
+    /// A password slot asking Argon2 for absurd memory is refused before any key derivation
+    /// runs (its MAC could only be checked after one).
+    @Test func slotWithAbsurdKeyDerivationParametersIsRefused() throws {
         let fixture = try populated()
-        var bytes = try fixture.records("work")
-        // magic 8, version 2, uuid 16, created 8, kdf 1, t 4: m (KiB) starts at byte 39.
-        for i in 0..<4 { bytes[39 + i] = 0xFF }
-        let crc = Digest.crc32(bytes[0..<183])
-        for i in 0..<4 { bytes[183 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
-        try fixture.write(bytes, to: "work")
+        let keys = URL(fileURLWithPath: "\(fixture.directory)/work.keys")
+        var bytes = Array(try Data(contentsOf: keys))
+        // magic 8, version 2, uuid 16, count 1; the slot: kind 1, id 4, created 8, t 4: m (KiB)
+        // starts at byte 44.
+        for i in 0..<4 { bytes[44 + i] = 0xFF }
+        try Data(bytes).write(to: keys)
         #expect {
             try fixture.keychain().unlock(work, password: password("pw"))
         } throws: { error in

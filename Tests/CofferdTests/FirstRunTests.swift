@@ -22,7 +22,9 @@ import Testing
     @Test func underTheTestsADebugDaemonCreatesCollectionsWithCheapKeyDerivation() throws {
         let f = try DaemonFixture()
         defer { f.shutdown() }
-        let header = Array(try Data(contentsOf: URL(fileURLWithPath: f.dataDir + "/login.coffer")).prefix(36))
-        #expect(header.count == 36 && header[35] == 1, "iterations byte: \(header.last ?? 0)")
+        // The password's slot in login.keys: magic 8, version 2, uuid 16, count 1, kind 1, id 4,
+        // created 8, then Argon2id's t (u32 little-endian) at byte 40 and m (KiB) at 44.
+        let keys = Array(try Data(contentsOf: URL(fileURLWithPath: f.dataDir + "/login.keys")).prefix(48))
+        #expect(keys.count == 48 && keys[27] == 1 && keys[40] == 1 && keys[44] == 64, "slot: \(keys)")
     }
 }

@@ -1,0 +1,94 @@
+import CofferCore
+import CofferCrypto
+
+/// The ways into a collection (see `KeySlot`): listed without its key; added, removed or sealed
+/// anew only by someone who opens it, and then only its small keys file is rewritten, whatever
+/// the collection holds. A file from before key slots moves to them (and to format 2) with its
+/// first such change, the one change that rewrites it.
+extension FileCollection {
+    /// The collection's key slots; a file from before key slots has one, its password's.
+    package func keySlots() throws(CofferError) -> [KeySlot] {
+        if let slots = try KeySlotsFile.read(directory: directory, id: id) { return slots.slots }
+        let header = try withFreshState { s throws(CofferError) in s.log.header }
+        guard case .password(let kdf, let salt, let nonce, let sealed) = header.keys else {
+            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds the ways into the collection")
+        }
+        return [KeySlot(id: 1, kind: .password, created: header.created, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealed)]
+    }
+
+    /// Changes the password: the password's slot is sealed anew, nothing else changes.
+    public func changePassword(from old: SecureBytes, to new: SecureBytes) throws(CofferError) {
+        try resealPassword(openingWith: .password(old), as: new)
+    }
+
+    /// Opens the collection with its recovery key and gives it a new password in place of the
+    /// old one (its slot is replaced; the recovery key and other slots stay).
+    package func recover(with recoveryKey: RecoveryKey, newPassword: SecureBytes) throws(CofferError) {
+        try resealPassword(openingWith: .recoveryKey(recoveryKey), as: newPassword)
+    }
+
+    /// Unlocks with a recovery key.
+    package func unlock(recoveryKey: RecoveryKey) throws(CofferError) {
+        _ = try unlock(anyOf: [.recoveryKey(recoveryKey)])
+    }
+
+    /// Adds a slot for a new recovery key, opening the collection with `password`; returns the
+    /// key (to be shown once: nothing keeps it) and its slot.
+    package func addRecoveryKey(password: SecureBytes) throws(CofferError) -> (RecoveryKey, KeySlot) {
+        let recoveryKey = try RecoveryKey.generate()
+        let slots = try changeSlots(openingWith: .password(password)) { slots, key throws(CofferError) in
+            try slots.adding(.recoveryKey(recoveryKey), dataKey: key, kdf: kdf)
+        }
+        guard let slot = slots.slots.last else { throw .io("the new key slot was not written") }
+        return (recoveryKey, slot)
+    }
+
+    /// Removes slot `slotID`, opening the collection with `password`. The password's own slot
+    /// cannot be removed, so a collection always keeps a way in.
+    package func removeKeySlot(_ slotID: UInt32, password: SecureBytes) throws(CofferError) {
+        _ = try changeSlots(openingWith: .password(password)) { slots, key throws(CofferError) in
+            try slots.removing(slotID, dataKey: key)
+        }
+    }
+
+    private func resealPassword(openingWith opener: KeySlot.Opener, as new: SecureBytes) throws(CofferError) {
+        _ = try changeSlots(openingWith: opener) { slots, key throws(CofferError) in
+            try slots.replacingPassword(with: new, dataKey: key, kdf: kdf)
+        }
+        state.withLock { $0.keptKey = nil }   // a new password: the next unlock needs it
+    }
+
+    /// Opens the data key with `opener` (under the throttle), then, holding the write lock,
+    /// applies `change` to the slots as they are now and writes the result in one step. A file
+    /// from before key slots gets its keys file first (its password's slot, sealed anew), and
+    /// is then rewritten in format 2, so that its header opens nothing any more.
+    private func changeSlots(openingWith opener: KeySlot.Opener,
+                             _ change: (KeySlotsFile, SecureBytes) throws(CofferError) -> KeySlotsFile) throws(CofferError) -> KeySlotsFile {
+        let header = try withFreshState { s throws(CofferError) in s.log.header }
+        let (key, _, _) = try openDataKey(header, anyOf: [opener])   // slow: outside the locks
+        return try withWriteLock { s throws(CofferError) in
+            guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
+            let current: KeySlotsFile
+            if let slots = try KeySlotsFile.read(directory: directory, id: id) {
+                try slots.verify(dataKey: key.bytes, file: KeySlotsFile.path(directory, id))
+                current = slots
+            } else {
+                current = try KeySlotsFile.first(uuid: header.uuid, dataKey: key.bytes, opener: opener, kdf: kdf)
+            }
+            let changed = try change(current, key.bytes)
+            try changed.write(directory: directory, id: id)
+            if s.log.header.formatVersion == 1 {
+                try compact(&s, header: try s.log.header.withKeysInSlots(dataKey: key.bytes), key: key)
+            }
+            return changed
+        }
+    }
+
+    /// Rewrites a file from before key slots in format 2, once its keys file exists.
+    func moveKeysToSlots(key: DataKey) throws(CofferError) {
+        try withWriteLock { s throws(CofferError) in
+            guard s.log.header.formatVersion == 1 else { return }
+            try compact(&s, header: try s.log.header.withKeysInSlots(dataKey: key.bytes), key: key)
+        }
+    }
+}
