@@ -11,10 +11,34 @@ final class DirectKeychain: KeychainBackend {
     private let audit: AuditLogFile
     private let program = Application.thisProgram
 
+    private let store: FileStore
+
     init(directory: String) throws {
         self.directory = directory
-        keychain = Keychain(provider: try FileStore(directory: directory), sessionCollection: false)
+        store = try FileStore(directory: directory)
+        keychain = Keychain(provider: store, sessionCollection: false)
         audit = AuditLogFile(directory: directory)
+    }
+
+    // MARK: Key slots (in the store's files, whether a daemon runs or not)
+
+    func keySlots(_ id: CollectionID) throws -> [KeySlot] {
+        try store.fileCollection(id).keySlots()
+    }
+
+    func addRecoveryKey(_ id: CollectionID, password: SecureBytes) throws -> (RecoveryKey, KeySlot) {
+        let collection = try store.fileCollection(id)
+        return try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.addRecoveryKey(password: password) }
+    }
+
+    func removeKeySlot(_ slot: UInt32, of id: CollectionID, password: SecureBytes) throws {
+        let collection = try store.fileCollection(id)
+        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.removeKeySlot(slot, password: password) }
+    }
+
+    func recover(_ id: CollectionID, with recoveryKey: RecoveryKey, newPassword: SecureBytes) throws {
+        let collection = try store.fileCollection(id)
+        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.recover(with: recoveryKey, newPassword: newPassword) }
     }
 
     private func record(_ action: AuditEvent.Action, _ reference: ItemReference, outcome: AuditEvent.Outcome = .ok,

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// `coffer slots` and `coffer recover`, run as a user runs them: a recovery key shown once
+/// opens the collection and sets a new password; typing errors and wrong keys say so.
+struct KeySlotCLITests {
+    /// The recovery key in `add-recovery-key`'s output (8 groups of 4, joined by dashes).
+    static func recoveryKey(in output: String) -> String? {
+        output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { line in
+            let groups = line.split(separator: "-", omittingEmptySubsequences: false)
+            return groups.count == 8 && groups.allSatisfy { $0.count == 4 }
+        }
+    }
+
+    /// Every byte of every file in the data directory.
+    static func storeBytes(_ cli: CLIFixture) throws -> [UInt8] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: cli.dataDir)
+        return try names.flatMap { Array(try Data(contentsOf: URL(fileURLWithPath: cli.dataDir + "/" + $0))) }
+    }
+
+    @Test func aRecoveryKeyIsShownOnceAndSetsANewPassword() throws {
+        let cli = try CLIFixture()
+        try cli.createCollection("work")
+        try cli.add(["--collection", "work", "--service", "mail"], secret: "kept")
+        let listed = try cli.run(["slots", "--collection", "work"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("password") && !listed.stdout.contains("recovery"), "\(listed.stdout)")
+
+        let added = try cli.run(["slots", "add-recovery-key", "--collection", "work", "--password-stdin"], stdin: cli.withPassword())
+        #expect(added.status == 0, "\(added.stderr)")
+        let key = try #require(Self.recoveryKey(in: added.stdout), "\(added.stdout)")
+        #expect(added.stdout.contains("coffer recover --collection work"))
+        #expect(try cli.run(["slots", "--collection", "work"]).stdout.contains("recovery key"))
+        #expect(!(try Self.storeBytes(cli)).contains(bytes: Array(key.utf8)), "the recovery key is in a file")
+
+        // Typed back in lower case, with spaces: the old password is replaced.
+        let typed = key.lowercased().replacingOccurrences(of: "-", with: " ")
+        let recovered = try cli.run(["recover", "--collection", "work", "--password-stdin"], stdin: "\(typed)\nnew password\n")
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(try cli.run(["unlock", "work", "--password-stdin"], stdin: cli.withPassword()).status == 3)
+        let read = try cli.run(["search", "--collection", "work", "--password-stdin", "--service", "mail", "--secret-only"],
+                               stdin: cli.withPassword(password: "new password"))
+        #expect(read.stdout == "kept\n", "\(read.stderr)")
+    }
+
+    @Test func aMistypedKeyIsCaughtAWrongOneIsRefusedAndThePasswordSlotStays() throws {
+        let cli = try CLIFixture()
+        try cli.createCollection("work")
+        let first = try cli.run(["slots", "add-recovery-key", "--collection", "work", "--password-stdin"], stdin: cli.withPassword())
+        let key = try #require(Self.recoveryKey(in: first.stdout))
+        // A second key, removed again: well formed, and it opens nothing any more.
+        let second = try cli.run(["slots", "add-recovery-key", "--collection", "work", "--password-stdin"], stdin: cli.withPassword())
+        let removedKey = try #require(Self.recoveryKey(in: second.stdout))
+        let removal = try cli.run(["slots", "remove", "3", "--collection", "work", "--password-stdin"], stdin: cli.withPassword())
+        #expect(removal.status == 0, "\(removal.stderr)")
+
+        var mistyped = Array(key)
+        mistyped[5] = mistyped[5] == "A" ? "B" : "A"
+        let typo = try cli.run(["recover", "--collection", "work", "--password-stdin"], stdin: "\(String(mistyped))\nnew password\n")
+        #expect(typo.status == 2 && typo.stderr.contains("character is wrong"), "\(typo.stderr)")
+        let wrong = try cli.run(["recover", "--collection", "work", "--password-stdin"], stdin: "\(removedKey)\nnew password\n")
+        #expect(wrong.status == 3 && wrong.stderr.contains("not the recovery key"), "\(wrong.stderr)")
+
+        let passwordSlot = try cli.run(["slots", "remove", "1", "--collection", "work", "--password-stdin"], stdin: cli.withPassword())
+        #expect(passwordSlot.status == 2 && passwordSlot.stderr.contains("coffer passwd"), "\(passwordSlot.stderr)")
+        let wrongPassword = try cli.run(["slots", "add-recovery-key", "--collection", "work", "--password-stdin"],
+                                        stdin: cli.withPassword(password: "not it"))
+        #expect(wrongPassword.status == 3 && Self.recoveryKey(in: wrongPassword.stdout) == nil, "\(wrongPassword)")
+        let slots = try cli.run(["slots", "--collection", "work"]).stdout
+        #expect(slots.split(separator: "\n").count == 3, "\(slots)")   // the header, the password, the first key
+        // The wrong key above counted: the right password waits out the throttle, then works.
+        let unlock = try cli.run(["unlock", "work", "--password-stdin"], stdin: cli.withPassword())
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+    }
+}
