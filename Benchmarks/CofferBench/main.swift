@@ -6,7 +6,9 @@
 // collection (no KDF); the memory that opened collection holds is stated per item, and the
 // peak an unlock reaches (Argon2id's memory) with what is left of it afterwards. A write that
 // brings on a compaction is timed until it is acknowledged (when a client's reply leaves) and
-// until the compaction after it is done. Run a release build:
+// until the compaction after it is done. Adding and removing a key slot is timed at each N and
+// in an empty collection; an unlock through the password's slot (Argon2id) and through a
+// recovery key's. Run a release build:
 //
 //   swift run -c release coffer-bench [--sizes 1000,10000,100000] [--samples 200]
 import CofferCore
@@ -158,7 +160,23 @@ let unlock = try median(5) { _ in
     try kdfKeychain.lock(collection)
     try kdfKeychain.unlock(collection, password: kdfPassword)
 }
+// The same collection opened through its other key slot, a recovery key (HKDF: no Argon2id).
+let kdfFile = try FileStore(directory: kdfDirectory).fileCollection(collection)
+let (kdfRecoveryKey, _) = try kdfFile.addRecoveryKey(password: kdfPassword)
+let unlockByRecoveryKey = try median(5) { _ in
+    kdfFile.lock()
+    try kdfFile.unlock(recoveryKey: kdfRecoveryKey)
+}
 try? FileManager.default.removeItem(atPath: kdfDirectory)
+
+/// Median of adding a recovery key to `collection` and removing it again (each opening the
+/// collection with `password`, as the commands do, and rewriting its keys file).
+func slotChange(_ file: FileCollection, password: SecureBytes, samples: Int) throws -> Double {
+    try median(samples) { _ in
+        let (_, slot) = try file.addRecoveryKey(password: password)
+        try file.removeKeySlot(slot.id, password: password)
+    }
+}
 
 for size in options.sizes {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString)").path
@@ -210,10 +228,22 @@ for size in options.sizes {
     results.record("open, locked: memory per item (bytes)", try openMemoryKiB(directory) * 1024 / Double(size))
     let fileSize = try FileManager.default.attributesOfItem(atPath: "\(directory)/bench.coffer")[.size] as? Int ?? 0
     results.record("file size (KiB)", Double(fileSize) / 1024)
+    results.record("key slot: add a recovery key, remove it (Argon2id of tests)",
+                   try slotChange(try FileStore(directory: directory, kdf: .testing).fileCollection(collection), password: password,
+                                  samples: max(5, samples / 10)))
     let (acknowledged, compacted) = try compactingWrite(backend, file: "\(directory)/bench.coffer")
     results.record("a label change that compacts (one write): until acknowledged", acknowledged)
     results.record("  … until its compaction is done", compacted)
 }
+
+// Reference: the same slot change in an empty collection.
+let emptyDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-empty-\(UUID().uuidString)").path
+let emptyPassword = try SecureBytes(Array("bench password".utf8))
+let emptyStore = try FileStore(directory: emptyDirectory, kdf: .testing)
+try Keychain(provider: emptyStore).createCollection(label: "Empty", id: collection, password: emptyPassword)
+let emptySlotChange = try slotChange(try emptyStore.fileCollection(collection), password: emptyPassword,
+                                     samples: max(5, options.samples / 10))
+try? FileManager.default.removeItem(atPath: emptyDirectory)
 
 // Reference: the cost of one fdatasync of a small append on this disk.
 let probe = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fsync-\(UUID().uuidString)").path
@@ -254,6 +284,8 @@ lines.append(["audit record (100k events; median, mean incl. rotation, in ns)", 
               String(format: "%.0f", auditMean)])
 lines.append(["unlock: Argon2id t=\(defaults.iterations), m=\(defaults.memoryKiB / 1024) MiB, p=\(defaults.parallelism)",
               String(format: "%.0f", unlock)])
+lines.append(["unlock through a recovery key's slot (HKDF)", String(format: "%.0f", unlockByRecoveryKey)])
+lines.append(["key slot: add a recovery key, remove it, in an empty collection (reference)", String(format: "%.0f", emptySlotChange)])
 lines.append(["unlock: memory at its peak, and still held after (KiB above before)", String(format: "%.0f", unlockPeak),
               String(format: "%.0f", unlockLeft)])
 let widths = (0..<(lines.map(\.count).max() ?? 0)).map { column in lines.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
