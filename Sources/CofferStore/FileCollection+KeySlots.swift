@@ -11,7 +11,7 @@ extension FileCollection {
         if let slots = try KeySlotsFile.read(directory: directory, id: id) { return slots.slots }
         let header = try withFreshState { s throws(CofferError) in s.log.header }
         guard case .password(let kdf, let salt, let nonce, let sealed) = header.keys else {
-            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds the ways into the collection")
+            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds every way into the collection")
         }
         return [KeySlot(id: 1, kind: .password, created: header.created, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealed)]
     }

@@ -16,7 +16,7 @@ extension FileCollection {
     func openDataKey(_ header: StoreHeader, anyOf openers: [KeySlot.Opener]) throws(CofferError) -> (DataKey, Int, KeySlotsFile?) {
         let slots = try KeySlotsFile.read(directory: directory, id: id)
         if slots == nil, header.formatVersion >= 2 {
-            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds the ways into the collection")
+            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds every way into the collection")
         }
         let (key, position) = try UnlockThrottle(directory: directory, collection: id).attempt(at: { clock.milliseconds }) { () throws(CofferError) in
             for (position, opener) in openers.enumerated() {

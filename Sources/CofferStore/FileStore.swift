@@ -102,6 +102,14 @@ public final class FileStore: CollectionProvider, Sendable {
         let file = try PosixFile(path: path, writable: false)
         var log = try CollectionLog(file: path, bytes: try file.read(at: 0, count: try file.status().size))
         if let lockFile { log.note(AcknowledgementMark.read(from: lockFile)) }
+        // Its ways in: format 2 needs a keys file, and any keys file must read and be its own
+        // (what only the key can tell, that the slots were not changed, waits for an unlock).
+        let keysPath = KeySlotsFile.path(directory, id)
+        let slots = try KeySlotsFile.read(directory: directory, id: id)
+        if slots == nil, log.header.formatVersion >= 2 {
+            throw .storeCorrupt(file: keysPath, reason: "it is missing, and it holds every way into the collection")
+        }
+        if let slots, slots.uuid != log.header.uuid { throw .storeCorrupt(file: keysPath, reason: "it belongs to another collection") }
         return CollectionInfo(id: id, label: log.label, created: log.header.created, modified: log.modified,
                               isLocked: true, itemCount: log.entries.count,
                               recovery: FileCollection.recovery(of: log, path: path))

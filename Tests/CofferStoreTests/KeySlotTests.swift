@@ -110,14 +110,18 @@ import Testing
         }
         try FileManager.default.removeItem(atPath: path)
         #expect { try collection.unlock(password: password("pw")) } throws: { reportsDamage(to: "work.keys", $0) }
+        // What `coffer doctor` reads, without a password, says so too.
+        #expect { try FileStore.inspect(directory: fixture.directory, id: work) } throws: { reportsDamage(to: "work.keys", $0) }
 
         // Another collection's keys file, which its own password opens.
         try keychain.createCollection(label: "Other", id: CollectionID("other")!, password: password("theirs"))
         try FileManager.default.copyItem(atPath: keysPath(fixture, "other"), toPath: path)
         #expect { try collection.unlock(password: password("theirs")) } throws: { reportsDamage(to: "work.keys", $0) }
+        #expect { try FileStore.inspect(directory: fixture.directory, id: work) } throws: { reportsDamage(to: "work.keys", $0) }
         #expect(collection.isLocked)
 
         try Data(original).write(to: URL(fileURLWithPath: path))
+        #expect(try FileStore.inspect(directory: fixture.directory, id: work).itemCount == 1)
         let right = try password("pw")
         try Keychain.waitingOutThrottle { () throws(CofferError) in try collection.unlock(password: right) }
         #expect(!collection.isLocked)
