@@ -238,7 +238,8 @@ public final class FileStore: CollectionProvider, Sendable {
         try PosixFile.setPermissions(of: path, to: 0o700)
         // Temporary files a crash left behind hold nothing that is not in the real files.
         let names = (try? FileSystem.names(in: path)) ?? []
-        for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-") {
+        for name in names where name.contains(".coffer.compact-") || name.contains(".coffer.new-") || name.hasPrefix("aliases.new-")
+                                || name.contains(KeySlotsFile.fileExtension + ".new-") {
             if let pid = Int32(name.split(separator: "-").last ?? ""), pid != ProcessControl.currentID,
                !ProcessControl.isRunning(pid) {
                 try? PosixFile.remove("\(path)/\(name)")

@@ -18,8 +18,9 @@ public enum ProcessControl {
     /// This process's real user id.
     public static var userID: UInt32 { getuid() }
 
-    /// Whether process `pid` runs and this process may signal it (`kill(2)` with signal 0).
-    public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 }
+    /// Whether process `pid` runs (`kill(2)` with signal 0), this user's or another's: a process
+    /// this one may not signal (EPERM) exists all the same.
+    public static func isRunning(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
 
     /// The executable process `pid` runs (its `/proc/PID/exe`, less the " (deleted)" the kernel
     /// adds once the file was replaced, as by an upgrade), or nil when it is gone or not this

@@ -127,6 +127,20 @@ import Testing
         #expect(!collection.isLocked)
     }
 
+    /// A keys file a crash left half-written beside the real one (a writer that is gone) is
+    /// removed when the store is next opened; one of a writer still running is left alone.
+    @Test func aKeysFileACrashLeftBesideTheRealOneIsCleanedUp() throws {
+        let fixture = try StoreFixture()
+        _ = try Self.collection(fixture)
+        let gone = "\(fixture.directory)/work.keys.new-0011223344556677-4194303"
+        let running = "\(fixture.directory)/work.keys.new-0011223344556677-1"
+        for path in [gone, running] { try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path)) }
+        _ = try fixture.store()
+        #expect(!FileManager.default.fileExists(atPath: gone))
+        #expect(FileManager.default.fileExists(atPath: running))
+        #expect(FileManager.default.fileExists(atPath: keysPath(fixture)))
+    }
+
     /// A wrong recovery key counts as a wrong password: the next guess of any kind waits.
     @Test func wrongRecoveryKeysAreThrottledAsPasswordsAre() throws {
         let fixture = try StoreFixture()
