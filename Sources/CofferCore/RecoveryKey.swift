@@ -46,6 +46,9 @@ public struct RecoveryKey: Sendable {
         } catch {
             throw .limitExceeded("no secure memory left for the recovery key")
         }
+        guard decoded.count == Self.keyLength + Self.checkLength else {
+            throw .invalidArgument("this is not a recovery key as Coffer shows them: a character is wrong or missing; check it again")
+        }
         let key = try CofferError.catching { try decoded.slice(0..<Self.keyLength) }
         let check = try Self.check(of: key)
         for index in 0..<Self.checkLength where decoded[Self.keyLength + index] != check[index] {
