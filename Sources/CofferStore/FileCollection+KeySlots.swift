@@ -65,20 +65,30 @@ extension FileCollection {
     private func changeSlots(openingWith opener: KeySlot.Opener,
                              _ change: (KeySlotsFile, SecureBytes) throws(CofferError) -> KeySlotsFile) throws(CofferError) -> KeySlotsFile {
         let header = try withFreshState { s throws(CofferError) in s.log.header }
-        let (key, _, _) = try openDataKey(header, anyOf: [opener])   // slow: outside the locks
+        let (key, _, opened) = try openDataKey(header, anyOf: [opener])   // slow: outside the locks
         return try withWriteLock { s throws(CofferError) in
             guard s.log.header.uuid == header.uuid else { throw .collectionNotFound(id.rawValue) }
-            let current: KeySlotsFile
-            if let slots = try KeySlotsFile.read(directory: directory, id: id) {
-                try slots.verify(dataKey: key.bytes, file: KeySlotsFile.path(directory, id))
-                current = slots
-            } else {
-                current = try KeySlotsFile.first(uuid: header.uuid, dataKey: key.bytes, opener: opener, kdf: kdf)
+            // The slot that opened the key must still be there as it was: a slot another process
+            // removed or sealed anew in the meantime (an old password, a revoked recovery key)
+            // changes nothing.
+            let current = try KeySlotsFile.read(directory: directory, id: id)
+            guard current?.encoded() == opened?.encoded() else {
+                throw .io("the key slots of collection '\(id.rawValue)' were changed by another program meanwhile; nothing was changed, try again")
             }
-            let changed = try change(current, key.bytes)
+            let slots = if let current { current } else {
+                try KeySlotsFile.first(uuid: header.uuid, dataKey: key.bytes, opener: opener, kdf: kdf)
+            }
+            let changed = try change(slots, key.bytes)
             try changed.write(directory: directory, id: id)
             if s.log.header.formatVersion == 1 {
-                try compact(&s, header: try s.log.header.withKeysInSlots(dataKey: key.bytes), key: key)
+                // The keys file now holds every way in (the header's password opens nothing once
+                // it exists), so the change is made; rewriting the file in format 2 is finished
+                // by the next unlock if it cannot be now (a full disk).
+                do throws(CofferError) {
+                    try compact(&s, header: try s.log.header.withKeysInSlots(dataKey: key.bytes), key: key)
+                } catch {
+                    warn("cannot finish moving \(path) to key slots yet (the next unlock will): \(error)")
+                }
             }
             return changed
         }

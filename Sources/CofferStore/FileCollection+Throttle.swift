@@ -15,8 +15,15 @@ extension FileCollection {
     /// that opened it, and the slots file it came from (checked against the key and `header`).
     func openDataKey(_ header: StoreHeader, anyOf openers: [KeySlot.Opener]) throws(CofferError) -> (DataKey, Int, KeySlotsFile?) {
         let slots = try KeySlotsFile.read(directory: directory, id: id)
+        let file = KeySlotsFile.path(directory, id)
         if slots == nil, header.formatVersion >= 2 {
-            throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds every way into the collection")
+            throw .storeCorrupt(file: file, reason: "it is missing, and it holds every way into the collection; restore \(id.rawValue)\(KeySlotsFile.fileExtension) together with \(id.rawValue).coffer from the same backup")
+        }
+        if let slots, slots.uuid != header.uuid { throw .storeCorrupt(file: file, reason: "it belongs to another collection") }
+        // Offering a kind of key the collection has no slot for is not a guess: say so, count nothing.
+        let kinds = Set(slots?.slots.map(\.kind) ?? [.password])
+        guard openers.contains(where: { kinds.contains($0.kind) }) else {
+            throw .invalidArgument("collection '\(id.rawValue)' has no \(openers.first?.kind.described ?? "such") slot; 'coffer slots' lists its ways in")
         }
         let (key, position) = try UnlockThrottle(directory: directory, collection: id).attempt(at: { clock.milliseconds }) { () throws(CofferError) in
             for (position, opener) in openers.enumerated() {
@@ -31,8 +38,6 @@ extension FileCollection {
             return nil
         }
         if let slots {
-            let file = KeySlotsFile.path(directory, id)
-            guard slots.uuid == header.uuid else { throw .storeCorrupt(file: file, reason: "it belongs to another collection") }
             try slots.verify(dataKey: key, file: file)
             try header.check(dataKey: key, file: path)
         }

@@ -6,7 +6,7 @@ import CofferCrypto
 ///
 /// ```
 /// u8  kind (1 password, 2 recovery key)
-/// u32 slot id (never reused within a collection)
+/// u32 slot id (one above the highest id in the file when it was added)
 /// u64 created (seconds)
 /// password only: u32 t, u32 m (KiB), u32 p (Argon2id)
 /// u32+bytes salt (32)
@@ -22,6 +22,14 @@ package struct KeySlot: Sendable, Equatable {
         case password = 1
         /// A `RecoveryKey`, through HKDF: it has 128 random bits, so no slow derivation is needed.
         case recoveryKey = 2
+
+        /// What the kind is called in messages and listings.
+        package var described: String {
+            switch self {
+            case .password: "password"
+            case .recoveryKey: "recovery key"
+            }
+        }
     }
 
     /// What someone offers to open a slot.

@@ -142,6 +142,7 @@ package struct KeySlotsFile: Sendable {
             var slots: [KeySlot] = []
             for _ in 0..<count { slots.append(try KeySlot.decode(&r)) }
             guard Set(slots.map(\.id)).count == count else { throw Malformed(why: "two key slots have the same id") }
+            guard slots.count(where: { $0.kind == .password }) <= 1 else { throw Malformed(why: "it holds two password slots") }
             let mac = Array(try r.raw(macLength))
             guard r.remaining == 0 else { throw Malformed(why: "bytes follow its end") }
             return KeySlotsFile(uuid: uuid, slots: slots, mac: mac)

@@ -127,6 +127,46 @@ import Testing
         #expect(!collection.isLocked)
     }
 
+    /// A keys file with two password slots is damage before any password is tried: a
+    /// collection has one password, and a second slot of that kind would be a second way in.
+    @Test func aKeysFileWithTwoPasswordSlotsIsDamage() throws {
+        let fixture = try StoreFixture()
+        let (keychain, collection) = try Self.collection(fixture)
+        try keychain.lock(work)
+        let path = keysPath(fixture)
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let slot = try KeySlotsFile.decode(original, file: path).slots[0]
+        let twin = KeySlot(id: 2, kind: .password, created: slot.created, kdf: slot.kdf, salt: slot.salt, nonce: slot.nonce,
+                           sealedKey: slot.sealedKey)
+        var w = ByteWriter(capacity: 512)
+        w.raw(Array(original[..<26]))
+        w.u8(2)
+        slot.encode(into: &w)
+        twin.encode(into: &w)
+        w.raw(Array(original.suffix(32)))
+        try Data(w.bytes).write(to: URL(fileURLWithPath: path))
+        // Refused as read, before any guess is tried against it (and counted).
+        #expect { try collection.unlock(password: password("a guess")) } throws: { reportsDamage(to: "work.keys", $0) }
+        #expect(collection.secondsBeforeNextUnlock == 0)
+    }
+
+    /// A recovery key offered to a collection that has no recovery slot is told so, and is not
+    /// counted as a wrong guess.
+    @Test func aRecoveryKeyForACollectionWithoutOneIsNotAGuess() throws {
+        let fixture = try StoreFixture()
+        let clock = TimeSource.manual(at: 1_800_000_000_000)
+        let (keychain, collection) = try Self.collection(fixture, clock: clock)
+        try keychain.lock(work)
+        #expect { try collection.unlock(recoveryKey: try RecoveryKey.generate()) } throws: {
+            "\($0)".contains("no recovery key slot")
+        }
+        #expect { try collection.recover(with: try RecoveryKey.generate(), newPassword: password("x")) } throws: {
+            "\($0)".contains("no recovery key slot")
+        }
+        #expect(collection.secondsBeforeNextUnlock == 0)
+        try collection.unlock(password: password("pw"))
+    }
+
     /// A keys file a crash left half-written beside the real one (a writer that is gone) is
     /// removed when the store is next opened; one of a writer still running is left alone.
     @Test func aKeysFileACrashLeftBesideTheRealOneIsCleanedUp() throws {

@@ -41,7 +41,7 @@ struct Slots: ParsableCommand {
         func run() throws {
             let (access, id) = try Slots.open(global, target.collection)
             let slots = try access.keySlots(id)
-            let rows = slots.map { ["\($0.id)", Slots.describe($0.kind), LocalTime.format(secondsSince1970: $0.created)] }
+            let rows = slots.map { ["\($0.id)", $0.kind.described, LocalTime.format(secondsSince1970: $0.created)] }
             for line in TextTable.lines([["ID", "KIND", "ADDED"]] + rows) { Output.line(line) }
         }
     }
@@ -73,9 +73,14 @@ struct Slots: ParsableCommand {
             let (recoveryKey, slot) = try Slots.wrongPasswordMeansLocked(id) { try access.addRecoveryKey(id, password: password) }
             Output.line("Recovery key for '\(id)' (key slot \(slot.id)); it is not shown again:")
             Output.line("")
-            let text = try recoveryKey.text()
-            try? FileDescriptor.standardOutput.writeAll([UInt8]("    ".utf8))
-            try? text.writeAll(to: .standardOutput)
+            do {
+                try FileDescriptor.standardOutput.writeAll([UInt8]("    ".utf8))
+                try recoveryKey.text().writeAll(to: .standardOutput)
+            } catch {
+                // A key nobody saw must not stay a way in.
+                try? access.removeKeySlot(slot.id, of: id, password: password)
+                throw CLIError.storeFailure("the recovery key could not be written to standard output (\(error)), so its slot was removed again; run the command again with an output that can be written")
+            }
             Output.line("")
             Output.line("")
             Output.line("Keep it apart from this computer. To use it: coffer recover --collection \(id)")
@@ -125,13 +130,6 @@ struct Slots: ParsableCommand {
         } catch {
             guard isWrongPassword(error) else { throw error }
             throw CLIError.locked(message ?? "wrong password for collection '\(id)'; nothing was changed")
-        }
-    }
-
-    static func describe(_ kind: KeySlot.Kind) -> String {
-        switch kind {
-        case .password: "password"
-        case .recoveryKey: "recovery key"
         }
     }
 }
