@@ -2,10 +2,11 @@
 // Coffer: a freedesktop Secret Service provider.
 //
 // Layers, bottom to top (dependencies point down only):
-//   C shims:        CGcrypt, CDBus, CPAM (system libraries), CProcess (process and thread
+//   C shims:        CGcrypt, CDBus, CPAM, CTSS2 (system libraries), CProcess (process and thread
 //                   calls), CPAMCalls (libpam's pam_sm_* entry points, keeping its pointers)
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
-//                   the hex and percent escapers), CofferCrypto (libgcrypt), DBusKit (libdbus-1)
+//                   the hex and percent escapers), CofferCrypto (libgcrypt), DBusKit (libdbus-1),
+//                   TPMKit (a TPM 2.0 through tpm2-tss: seal and unseal)
 //   protocol:       SecretServiceProtocol (the org.freedesktop.Secret.* interfaces, typed) and
 //                   SecretServiceClient (a client library of any provider): over DBusKit and
 //                   CofferCrypto alone, they know nothing of Coffer's model or store
@@ -38,12 +39,14 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
         .target(name: "CProcess"),
 
         // Safe Swift wrappers.
         .target(name: "SystemKit", dependencies: ["CProcess"]),
         .target(name: "CofferCrypto", dependencies: ["CGcrypt", "CProcess", "SystemKit"]),
         .target(name: "DBusKit", dependencies: ["CDBus", "CofferCrypto", "SystemKit"]),
+        .target(name: "TPMKit", dependencies: ["CTSS2", "CofferCrypto"]),
 
         // Core model and encrypted store.
         .target(name: "CofferCore", dependencies: ["CofferCrypto", "SystemKit"]),
@@ -124,6 +127,7 @@ let package = Package(
         .testTarget(name: "CofferdTests", dependencies: ["DBusKit", "CofferCrypto", "CofferCore", "CofferStore", "CofferTestSupport",
                                                       "SecretServiceProtocol", "SecretServiceClient", "SystemKit"]),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "CofferTestSupport"]),
+        .testTarget(name: "TPMKitTests", dependencies: ["TPMKit", "CofferCrypto", "CofferTestSupport"]),
 
         // Fuzzing (`scripts/fuzz`): harnesses over the real parsers, run by libFuzzer executables
         // (built with -sanitize=fuzzer -DFUZZING) and, without sanitizers, by FuzzReplayTests,
