@@ -50,7 +50,7 @@ let package = Package(
 
         // Core model and encrypted store.
         .target(name: "CofferCore", dependencies: ["CofferCrypto", "SystemKit"]),
-        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
+        .target(name: "CofferStore", dependencies: ["CofferCore", "CofferCrypto", "SystemKit", "TPMKit"]),
 
         // The Secret Service protocol, typed once: interfaces, typed arguments, the wire secret,
         // errors and paths, shared by the server and the client library.
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferCoreTests", dependencies: ["CofferCore", "CofferCrypto", "SystemKit"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["CofferBackup", "CofferCore", "CofferCrypto"]),
-        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport"]),
+        .testTarget(name: "CofferStoreTests", dependencies: ["CofferStore", "CofferCore", "CofferCrypto", "CofferTestSupport", "TPMKit"]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferTestSupport", "DBusKit", "CofferCrypto", "CofferCore", "CofferStore",
                                                        "GnomeKeyringFormat", "SecretServiceClient", "SecretServiceProtocol"]),
         .testTarget(name: "SecretServiceTests", dependencies: ["SecretService", "SecretServiceProtocol", "SecretServiceClient",

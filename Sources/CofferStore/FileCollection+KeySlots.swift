@@ -1,5 +1,6 @@
 import CofferCore
 import CofferCrypto
+import TPMKit
 
 /// The ways into a collection (see `KeySlot`): listed without its key; added, removed or sealed
 /// anew only by someone who opens it, and then only its small keys file is rewritten, whatever
@@ -13,7 +14,7 @@ extension FileCollection {
         guard case .password(let kdf, let salt, let nonce, let sealed) = header.keys else {
             throw .storeCorrupt(file: KeySlotsFile.path(directory, id), reason: "it is missing, and it holds every way into the collection")
         }
-        return [KeySlot(id: 1, kind: .password, created: header.created, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealed)]
+        return [KeySlot(id: 1, kind: .password, created: header.created, kdf: kdf, tpm: nil, salt: salt, nonce: nonce, sealedKey: sealed)]
     }
 
     /// Changes the password: the password's slot is sealed anew, nothing else changes.
@@ -32,15 +33,30 @@ extension FileCollection {
         _ = try unlock(anyOf: [.recoveryKey(recoveryKey)])
     }
 
+    /// Unlocks with this machine's TPM (and the slot's PIN, if it has one).
+    package func unlock(tpm device: TPMDevice, pin: SecureBytes?) throws(CofferError) {
+        _ = try unlock(anyOf: [.tpm(device, pin: pin, pcrs: .none)])
+    }
+
     /// Adds a slot for a new recovery key, opening the collection with `password`; returns the
     /// key (to be shown once: nothing keeps it) and its slot.
     package func addRecoveryKey(password: SecureBytes) throws(CofferError) -> (RecoveryKey, KeySlot) {
         let recoveryKey = try RecoveryKey.generate()
+        return (recoveryKey, try addSlot(.recoveryKey(recoveryKey), password: password))
+    }
+
+    /// Adds a slot that `device` seals, bound to `pcrs` and to `pin` when given, opening the
+    /// collection with `password`.
+    package func addTPMSlot(_ device: TPMDevice, pin: SecureBytes?, pcrs: PCRSelection, password: SecureBytes) throws(CofferError) -> KeySlot {
+        try addSlot(.tpm(device, pin: pin, pcrs: pcrs), password: password)
+    }
+
+    private func addSlot(_ opener: KeySlot.Opener, password: SecureBytes) throws(CofferError) -> KeySlot {
         let slots = try changeSlots(openingWith: .password(password)) { slots, key throws(CofferError) in
-            try slots.adding(.recoveryKey(recoveryKey), dataKey: key, kdf: kdf)
+            try slots.adding(opener, dataKey: key, kdf: kdf)
         }
         guard let slot = slots.slots.last else { throw .io("the new key slot was not written") }
-        return (recoveryKey, slot)
+        return slot
     }
 
     /// Removes slot `slotID`, opening the collection with `password`. The password's own slot

@@ -28,7 +28,7 @@ extension FileCollection {
         let (key, position) = try UnlockThrottle(directory: directory, collection: id).attempt(at: { clock.milliseconds }) { () throws(CofferError) in
             for (position, opener) in openers.enumerated() {
                 do throws(CofferError) {
-                    if let slots { return (try slots.open(with: opener).0, position) }
+                    if let slots { return (try slots.open(with: opener, file: file).0, position) }
                     guard case .password(let password) = opener else { continue }
                     return (try header.openDataKey(password: password), position)
                 } catch .authenticationFailed {

@@ -1,14 +1,16 @@
 import CofferCore
 import CofferCrypto
+import TPMKit
 
 /// One way into a collection, as a LUKS key slot is: a key derived from something its owner
 /// holds seals the collection's data key, and opens it alone.
 ///
 /// ```
-/// u8  kind (1 password, 2 recovery key)
+/// u8  kind (1 password, 2 recovery key, 3 TPM)
 /// u32 slot id (one above the highest id in the file when it was added)
 /// u64 created (seconds)
 /// password only: u32 t, u32 m (KiB), u32 p (Argon2id)
+/// TPM only: u32 PCR mask, u8 1 with a PIN else 0, u32+bytes public area, u32+bytes private area
 /// u32+bytes salt (32)
 /// 12  nonce, u32+bytes sealed data key (32 + 16 tag)
 /// ```
@@ -22,25 +24,40 @@ package struct KeySlot: Sendable, Equatable {
         case password = 1
         /// A `RecoveryKey`, through HKDF: it has 128 random bits, so no slow derivation is needed.
         case recoveryKey = 2
+        /// This machine's TPM: it unseals a random secret (see `TPMBinding`), through HKDF.
+        case tpm = 3
 
         /// What the kind is called in messages and listings.
         package var described: String {
             switch self {
             case .password: "password"
             case .recoveryKey: "recovery key"
+            case .tpm: "TPM"
             }
         }
+    }
+
+    /// What a TPM slot holds besides the common fields: the TPM's sealed object (a random
+    /// secret the slot's key is derived from) and what it was sealed to.
+    package struct TPMBinding: Sendable, Equatable {
+        package let pcrs: PCRSelection
+        package let hasPIN: Bool
+        let object: TPMSealedObject
     }
 
     /// What someone offers to open a slot.
     package enum Opener {
         case password(SecureBytes)
         case recoveryKey(RecoveryKey)
+        /// The TPM to unseal with, and the PIN if the slot has one. When adding a slot, `pcrs`
+        /// are those to bind it to (ignored when opening: the slot says which).
+        case tpm(TPMDevice, pin: SecureBytes?, pcrs: PCRSelection)
 
         var kind: Kind {
             switch self {
             case .password: .password
             case .recoveryKey: .recoveryKey
+            case .tpm: .tpm
             }
         }
     }
@@ -50,6 +67,8 @@ package struct KeySlot: Sendable, Equatable {
     package let created: UInt64
     /// The Argon2id parameters of a password slot; nil for other kinds.
     package let kdf: Argon2Parameters?
+    /// The TPM's part of a TPM slot; nil for other kinds.
+    package let tpm: TPMBinding?
     let salt: [UInt8]
     let nonce: [UInt8]
     let sealedKey: [UInt8]
@@ -57,25 +76,43 @@ package struct KeySlot: Sendable, Equatable {
     /// A new slot `id` sealing `dataKey` for `opener`; `context` is the slot file's start.
     static func seal(_ dataKey: SecureBytes, id: UInt32, opener: Opener, kdf: Argon2Parameters,
                      context: [UInt8]) throws(CofferError) -> KeySlot {
-        let unsealed = KeySlot(id: id, kind: opener.kind, created: Clock.now(), kdf: opener.kind == .password ? kdf : nil,
+        var tpmSecret: SecureBytes?
+        var tpm: TPMBinding?
+        if case .tpm(let device, let pin, let pcrs) = opener {
+            // A random secret only the TPM gives back; the slot's key is derived from it.
+            let secret = try CofferError.catching { try Random.secureBytes(32) }
+            tpm = TPMBinding(pcrs: pcrs, hasPIN: pin != nil, object: try Self.tpmCall { () throws(TPMError) in
+                try device.seal(secret, pcrs: pcrs, pin: pin)
+            })
+            tpmSecret = secret
+        }
+        let unsealed = KeySlot(id: id, kind: opener.kind, created: Clock.now(), kdf: opener.kind == .password ? kdf : nil, tpm: tpm,
                                salt: Random.bytes(32), nonce: Random.nonce(AESGCM.nonceLength), sealedKey: [])
-        let keyEncryptionKey = try unsealed.keyEncryptionKey(opener)
+        let keyEncryptionKey = try unsealed.keyEncryptionKey(opener, tpmSecret: tpmSecret)
         let sealed = try CofferError.catching {
             try AESGCM.seal(dataKey, key: keyEncryptionKey, nonce: unsealed.nonce, aad: context + unsealed.descriptor)
         }
-        return KeySlot(id: id, kind: unsealed.kind, created: unsealed.created, kdf: unsealed.kdf, salt: unsealed.salt,
+        return KeySlot(id: id, kind: unsealed.kind, created: unsealed.created, kdf: unsealed.kdf, tpm: tpm, salt: unsealed.salt,
                        nonce: unsealed.nonce, sealedKey: sealed)
     }
 
-    /// The data key, or `authenticationFailed` if `opener` does not open this slot.
+    /// The data key, or `authenticationFailed` if `opener` does not open this slot (a wrong
+    /// password, recovery key or TPM PIN). A TPM that refuses for another reason (another
+    /// machine's, changed PCRs, none reachable) is an error of its own, not a wrong guess.
     func open(with opener: Opener, context: [UInt8]) throws(CofferError) -> SecureBytes {
         guard opener.kind == kind else { throw .authenticationFailed }
-        let keyEncryptionKey = try keyEncryptionKey(opener)
-        return try CofferError.catching { try AESGCM.open(sealedKey[...], key: keyEncryptionKey, nonce: nonce, aad: context + descriptor) }
+        let keyEncryptionKey = try keyEncryptionKey(opener, tpmSecret: nil)
+        do throws(CofferError) {
+            return try CofferError.catching { try AESGCM.open(sealedKey[...], key: keyEncryptionKey, nonce: nonce, aad: context + descriptor) }
+        } catch .authenticationFailed where kind == .tpm {
+            // The TPM gave its secret (the PIN was right), so only a changed slot fails here.
+            throw .storeCorrupt(file: "", reason: "key slot \(id) (TPM) was changed or comes from another collection")
+        }
     }
 
-    /// The key that seals the data key in this slot.
-    private func keyEncryptionKey(_ opener: Opener) throws(CofferError) -> SecureBytes {
+    /// The key that seals the data key in this slot; `tpmSecret` is a TPM slot's secret when
+    /// it is known already (at sealing), else the TPM unseals it.
+    private func keyEncryptionKey(_ opener: Opener, tpmSecret: SecureBytes?) throws(CofferError) -> SecureBytes {
         switch opener {
         case .password(let password):
             return try Self.passwordKey(password, salt: salt, kdf: kdf ?? .default)
@@ -84,6 +121,26 @@ package struct KeySlot: Sendable, Equatable {
                 try HKDF.sha256(inputKeyMaterial: key.bytes, salt: salt, info: Array("coffer recovery key slot".utf8),
                                 outputLength: AESGCM.keyLength)
             }
+        case .tpm(let device, let pin, _):
+            guard let tpm else { throw .authenticationFailed }
+            if tpm.hasPIN, pin == nil { throw .invalidArgument("key slot \(id) (TPM) needs its PIN") }
+            let secret = if let tpmSecret { tpmSecret } else {
+                try Self.tpmCall { () throws(TPMError) in try device.unseal(tpm.object, pcrs: tpm.pcrs, pin: tpm.hasPIN ? pin : nil) }
+            }
+            return try CofferError.catching {
+                try HKDF.sha256(inputKeyMaterial: secret, salt: salt, info: Array("coffer tpm slot".utf8), outputLength: AESGCM.keyLength)
+            }
+        }
+    }
+
+    /// Runs a TPM call; a wrong PIN is a wrong guess, anything else the TPM says an error.
+    private static func tpmCall<R>(_ body: () throws(TPMError) -> R) throws(CofferError) -> R {
+        do {
+            return try body()
+        } catch .wrongPIN {
+            throw .authenticationFailed
+        } catch {
+            throw .io("\(error)")
         }
     }
 
@@ -109,6 +166,12 @@ package struct KeySlot: Sendable, Equatable {
             w.u32(kdf.memoryKiB)
             w.u32(kdf.parallelism)
         }
+        if let tpm {
+            w.u32(tpm.pcrs.mask)
+            w.u8(tpm.hasPIN ? 1 : 0)
+            w.field(tpm.object.publicArea)
+            w.field(tpm.object.privateArea)
+        }
         w.field(salt)
         return w.bytes
     }
@@ -133,13 +196,25 @@ package struct KeySlot: Sendable, Equatable {
                 }
                 kdf = parameters
             }
+            var tpm: TPMBinding?
+            if kind == .tpm {
+                guard let pcrs = PCRSelection(mask: try r.u32()) else { throw KeySlotsFile.Malformed(why: "a TPM slot names PCRs above 23") }
+                let pin = try r.u8()
+                guard pin <= 1 else { throw KeySlotsFile.Malformed(why: "a TPM slot's PIN flag is \(pin)") }
+                let publicArea = Array(r.bytes[try r.fieldRange()])
+                let privateArea = Array(r.bytes[try r.fieldRange()])
+                guard (1...1024).contains(publicArea.count), (1...1024).contains(privateArea.count) else {
+                    throw KeySlotsFile.Malformed(why: "a TPM slot's sealed object has a wrong size")
+                }
+                tpm = TPMBinding(pcrs: pcrs, hasPIN: pin == 1, object: TPMSealedObject(publicArea: publicArea, privateArea: privateArea))
+            }
             let salt = Array(r.bytes[try r.fieldRange()])
             let nonce = Array(try r.raw(AESGCM.nonceLength))
             let sealed = Array(r.bytes[try r.fieldRange()])
             guard salt.count >= 16, salt.count <= 64, sealed.count == AESGCM.keyLength + AESGCM.tagLength else {
                 throw KeySlotsFile.Malformed(why: "a key slot's fields have wrong sizes")
             }
-            return KeySlot(id: id, kind: kind, created: created, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealed)
+            return KeySlot(id: id, kind: kind, created: created, kdf: kdf, tpm: tpm, salt: salt, nonce: nonce, sealedKey: sealed)
         } catch is ByteReader.Truncated {
             throw KeySlotsFile.Malformed(why: "it is truncated")
         } catch let error as KeySlotsFile.Malformed {

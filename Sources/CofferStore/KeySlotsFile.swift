@@ -91,16 +91,22 @@ package struct KeySlotsFile: Sendable {
 
     /// The data key and the slot that opened it, or `authenticationFailed` if no slot of
     /// `opener`'s kind does. The file is not checked yet: see `verify(dataKey:file:)`.
-    package func open(with opener: KeySlot.Opener) throws(CofferError) -> (SecureBytes, KeySlot) {
+    /// `file` names the file in errors.
+    package func open(with opener: KeySlot.Opener, file: String) throws(CofferError) -> (SecureBytes, KeySlot) {
         let context = Self.context(uuid: uuid)
+        var refusal: CofferError?
         for slot in slots where slot.kind == opener.kind {
             do throws(CofferError) {
                 return (try slot.open(with: opener, context: context), slot)
             } catch .authenticationFailed {
                 continue
+            } catch .storeCorrupt(_, let reason) {
+                throw .storeCorrupt(file: file, reason: reason)
+            } catch {
+                refusal = error   // a TPM that refuses this slot: another of its kind may open
             }
         }
-        throw .authenticationFailed
+        throw refusal ?? .authenticationFailed
     }
 
     /// Throws `storeCorrupt` unless the file is the one `dataKey`'s holder wrote.

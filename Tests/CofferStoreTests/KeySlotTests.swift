@@ -136,7 +136,7 @@ import Testing
         let path = keysPath(fixture)
         let original = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let slot = try KeySlotsFile.decode(original, file: path).slots[0]
-        let twin = KeySlot(id: 2, kind: .password, created: slot.created, kdf: slot.kdf, salt: slot.salt, nonce: slot.nonce,
+        let twin = KeySlot(id: 2, kind: .password, created: slot.created, kdf: slot.kdf, tpm: nil, salt: slot.salt, nonce: slot.nonce,
                            sealedKey: slot.sealedKey)
         var w = ByteWriter(capacity: 512)
         w.raw(Array(original[..<26]))

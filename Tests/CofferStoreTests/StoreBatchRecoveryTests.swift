@@ -341,7 +341,7 @@ extension StoreBatchTests {
     func legacyBatch(_ fixture: StoreFixture, _ names: [String], secretLength: Int = 1500) throws -> (base: [UInt8], batch: [UInt8], starts: [Int]) {
         let base = try fixture.records("work")
         let log = try CollectionLog(file: "work", bytes: base)
-        let key = try DataKey(try #require(try KeySlotsFile.read(directory: fixture.directory, id: work)).open(with: .password(password("pw"))).0)
+        let key = try DataKey(try #require(try KeySlotsFile.read(directory: fixture.directory, id: work)).open(with: .password(password("pw")), file: "work.keys").0)
         let hasher = try AttributeHasher(lookupKey: log.header.lookupKey)
         let now = UInt64(Date().timeIntervalSince1970)
         var batch: [UInt8] = []
