@@ -81,12 +81,12 @@ let package = Package(
 
         // Executables.
         .executableTarget(name: "cofferd", dependencies: [
-            "SecretService", "SecretServiceProtocol", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit",
+            "SecretService", "SecretServiceProtocol", "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit", "TPMKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "coffer", dependencies: [
             "CofferCore", "CofferStore", "CofferCrypto", "DBusKit", "SystemKit", "SecretServiceProtocol",
-            "SecretServiceClient", "CofferImport", "CofferBackup", "GnomeKeyringFormat",
+            "SecretServiceClient", "CofferImport", "CofferBackup", "GnomeKeyringFormat", "TPMKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

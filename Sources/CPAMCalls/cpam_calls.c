@@ -93,6 +93,12 @@ static int cpam_write_line(int fd, const char *text) {
     return cpam_write_all(fd, "\n", 1);
 }
 
+/// Whether a password was stashed at authentication: 1, else 0.
+int cpam_has_stashed(void) {
+    const void *data = NULL;
+    return pam_get_data(current.pamh, CPAM_STASH, &data) == PAM_SUCCESS && data != NULL;
+}
+
 /// Writes the stashed password and a newline to `fd`: 0; 1 when there is none; -1 on an error.
 int cpam_write_stashed(int fd) {
     pam_handle_t *pamh = current.pamh;

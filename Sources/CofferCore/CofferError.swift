@@ -27,6 +27,9 @@ public enum CofferError: Error, Equatable, Sendable {
     /// Wrong passwords were given for the collection: the next one is not checked for this
     /// many more seconds.
     case throttled(String, seconds: UInt64)
+    /// A key slot's device (this machine's TPM) would not open it, for a reason that is no
+    /// wrong guess (none reachable, another machine's, a changed boot state); the text says why.
+    case keySlotRefused(String)
 }
 
 extension CofferError: CustomStringConvertible {
@@ -44,6 +47,7 @@ extension CofferError: CustomStringConvertible {
         case .limitExceeded(let what): what
         case .throttled(let id, let seconds):
             "too many wrong passwords for collection '\(id)': the next one is checked in \(seconds) second\(seconds == 1 ? "" : "s"); wait, then try again"
+        case .keySlotRefused(let why): why
         }
     }
 }

@@ -140,7 +140,7 @@ package struct KeySlot: Sendable, Equatable {
         } catch .wrongPIN {
             throw .authenticationFailed
         } catch {
-            throw .io("\(error)")
+            throw .keySlotRefused("\(error)")
         }
     }
 

@@ -103,7 +103,9 @@ package struct KeySlotsFile: Sendable {
             } catch .storeCorrupt(_, let reason) {
                 throw .storeCorrupt(file: file, reason: reason)
             } catch {
-                refusal = error   // a TPM that refuses this slot: another of its kind may open
+                // A TPM that refuses this slot (another of its kind may open): what the TPM
+                // said is told rather than that a slot needs a PIN.
+                if case .invalidArgument = refusal ?? .invalidArgument("") { refusal = error }
             }
         }
         throw refusal ?? .authenticationFailed

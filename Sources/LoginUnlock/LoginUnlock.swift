@@ -10,6 +10,8 @@ public protocol LoginRequest {
     var account: (uid: UInt32, gid: UInt32, home: String)? { get }
     /// A variable of the session's environment, else of this process.
     func environment(_ name: String) -> String?
+    /// Whether a password was kept at authentication.
+    var hasStashedPassword: Bool { get }
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
     func writeStashedPassword(to descriptor: Int32) -> Bool
     /// Keeps the current password for a password change: the one an earlier module of the stack
@@ -24,12 +26,16 @@ public protocol LoginRequest {
 
 /// What pam_coffer does for a login: unlock the user's default collection with the password
 /// they typed (starting cofferd, or creating `login` on a first login, as `cofferd --unlock`
-/// does), and follow their password changes. The password reaches cofferd and coffer on a pipe.
+/// does), or, when no password came through authentication (autologin, fingerprint, smart
+/// card), with the collection's TPM key slot; and follow their password changes. The password
+/// reaches cofferd and coffer on a pipe.
 ///
 /// Options (in the PAM line): `cofferd=PATH`, `coffer=PATH` (default /usr/bin/…),
-/// `data-dir=DIR` for the cofferd it starts (default: theirs; coffer talks to that cofferd).
+/// `data-dir=DIR` for the cofferd it starts (default: theirs; coffer talks to that cofferd),
+/// `tpm-tcti=CONF` for another TPM than /dev/tpmrm0 (tpm2-tss's TCTI configuration).
 public enum LoginUnlock {
     public static func unlockAtLogin(_ request: some LoginRequest) {
+        guard request.hasStashedPassword else { return unlockWithTPM(request) }
         // First cofferd --unlock: it serves unlocked once it returns 0. When another one serves
         // already (the name is owned), coffer unlocks through it.
         if run(request, program: request.options["cofferd"] ?? "/usr/bin/cofferd", ["--unlock"],
@@ -37,6 +43,16 @@ public enum LoginUnlock {
         if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["unlock", "--password-stdin"],
                 password: request.writeStashedPassword) {
             request.log("could not unlock the default collection of \(request.user); it stays locked")
+        }
+    }
+
+    /// No password came through authentication: the TPM slot of the default collection, if it
+    /// has one without a PIN, opens it, in a cofferd started for it or through the one running.
+    private static func unlockWithTPM(_ request: some LoginRequest) {
+        let none: (Int32) -> Bool = { _ in true }
+        if run(request, program: request.options["cofferd"] ?? "/usr/bin/cofferd", ["--unlock-with-tpm"], password: none) { return }
+        if !run(request, program: request.options["coffer"] ?? "/usr/bin/coffer", ["unlock", "--tpm"], password: none) {
+            request.log("no password came through authentication, and this machine's TPM did not unlock the default collection of \(request.user) (it needs a TPM key slot without a PIN: coffer slots add-tpm); it stays locked")
         }
     }
 
@@ -70,6 +86,7 @@ public enum LoginUnlock {
                            "PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_RUNTIME_DIR": runtime,
                            "DBUS_SESSION_BUS_ADDRESS": request.environment("DBUS_SESSION_BUS_ADDRESS") ?? "unix:path=\(runtime)/bus"]
         if let data = request.environment("XDG_DATA_HOME") { environment["XDG_DATA_HOME"] = data }
+        if let tcti = request.options["tpm-tcti"] { environment["COFFER_TPM_TCTI"] = tcti }
         // coffer goes through the running cofferd; only a cofferd started here needs the store.
         let dataDir = program.hasSuffix("cofferd") ? request.options["data-dir"].map { ["--data-dir", $0] } ?? [] : []
         var command = [program] + arguments + dataDir

@@ -28,6 +28,10 @@ struct PAMCall {
     /// Keeps the password the user typed for the session to come: whether that worked.
     func stashPassword() -> Bool { cpam_stash_authtok() == 0 }
 
+    /// Whether a password was kept at authentication (none after an autologin, a fingerprint
+    /// or a smart card).
+    var hasStashedPassword: Bool { cpam_has_stashed() == 1 }
+
     /// Writes the password kept at authentication, then a newline, to `descriptor`.
     func writeStashedPassword(to descriptor: Int32) -> Bool { cpam_write_stashed(descriptor) == 0 }
 

@@ -24,6 +24,8 @@ struct PAMRequest: LoginRequest {
 
     func environment(_ name: String) -> String? { pam.environment(name) }
 
+    var hasStashedPassword: Bool { pam.hasStashedPassword }
+
     func writeStashedPassword(to descriptor: Int32) -> Bool { pam.writeStashedPassword(to: descriptor) }
 
     func keepOldPassword(mayAsk: Bool) -> Bool { pam.keepOldPassword(mayAsk: mayAsk) }

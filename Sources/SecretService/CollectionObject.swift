@@ -44,6 +44,30 @@ struct CollectionObject: DBusObject {
             return .deferred
         }
 
+        .deferring(CofferCollectionInterface.UnlockWithTPM.self) { object, input, call in
+            try object.unlockWithTPM(pin: input.secret, call: call)
+        }
+
+    /// As UnlockWithMasterPassword, with the TPM slot instead of the password: checked as
+    /// passwords are (one at a time per collection, under the throttle), audited the same way.
+    private func unlockWithTPM(pin wire: WireSecret, call: MethodCall) throws -> MethodResult {
+        let server = self.server, id = self.id
+        guard let unlock = server.tpmUnlock else { throw CofferError.invalidArgument("this cofferd cannot use a TPM") }
+        let pin = try server.secret(from: wire, of: call).bytes
+        guard try server.keychain.info(id).isLocked else { return .empty }
+        return server.checkingPassword(call, of: id, {
+            try unlock(id, pin)
+            return NoArguments()
+        }, then: {
+            server.log("collection \(id) unlocked with the TPM by \(call.sender)")
+            server.auditCollection(.unlock, id, by: call.sender, detail: "TPM key slot, asked over the bus")
+            server.lockStateChanged(id)
+        }, failed: { error in
+            server.auditCollection(.unlock, id, by: call.sender, outcome: .failed,
+                                   detail: (error as? CofferError) == .authenticationFailed ? "wrong TPM PIN" : "TPM: \(error)")
+        })
+    }
+
     func handleMethod(_ call: MethodCall) throws -> MethodResult {
         try Self.methods.handle(call, on: self)
     }

@@ -20,6 +20,7 @@ extension CofferError: DBusErrorConvertible {
         case .storeCorrupt, .io: .failed(description)
         case .limitExceeded: SecretServiceError.limitsExceeded(description).dbusError
         case .throttled: SecretServiceError.denied(description).dbusError
+        case .keySlotRefused: .failed(description)
         }
     }
 }

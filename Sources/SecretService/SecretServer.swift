@@ -44,6 +44,14 @@ public final class SecretServer: DBusObjectTree, Sendable {
 
     /// Re-unlocks a collection that locked by itself, within its window (none: password only).
     /// Set before the loop runs; read by the threads that show password dialogs.
+    /// Unlocks a collection through its TPM key slot, with the PIN if any (empty: none); set
+    /// by the daemon, which knows the store and the TPM. Without it, UnlockWithTPM is refused.
+    public var tpmUnlock: (@Sendable (CollectionID, SecureBytes) throws -> Void)? {
+        get { tpmUnlocker.withLock { $0 } }
+        set { tpmUnlocker.withLock { $0 = newValue } }
+    }
+    private let tpmUnlocker = Mutex<(@Sendable (CollectionID, SecureBytes) throws -> Void)?>(nil)
+
     public var fingerprint: (any FingerprintReader)? {
         get { fingerprintReader.withLock { $0 } }
         set { fingerprintReader.withLock { $0 = newValue } }

@@ -109,6 +109,13 @@ extension SecretServiceClient {
                      .init(collection: collection, master: try session.encode(password)), timeout: Self.slowCallTimeout)
     }
 
+    /// Unlocks `collection` (of a Coffer daemon) through its TPM key slot, with `pin` if the
+    /// slot has one (empty: none).
+    public func unlockWithTPM(_ collection: ObjectPath, pin: SecureBytes, session: ClientSession) throws {
+        _ = try call(CofferCollectionInterface.UnlockWithTPM.self, on: collection, .init(secret: try session.encode(pin)),
+                     timeout: Self.slowCallTimeout)
+    }
+
     /// Changes `collection`'s password from `old` to `new`.
     public func changePassword(of collection: ObjectPath, from old: SecureBytes, to new: SecureBytes,
                                session: ClientSession) throws {

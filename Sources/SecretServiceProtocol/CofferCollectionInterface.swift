@@ -6,9 +6,22 @@ import DBusKit
 public enum CofferCollectionInterface {
     public static let name = "org.coffer.Collection"
 
-    public static let description = InterfaceDescription(name, properties: [
+    public static let description = InterfaceDescription(name, methods: [UnlockWithTPM.description], properties: [
         PropertyDescription(Property.recovery, .string),
     ])
+
+    /// Unlocks the collection through its TPM key slot with the daemon's TPM, and the slot's
+    /// PIN when it has one (encoded for a session, like a secret; empty for none). A
+    /// wrong PIN counts as a wrong password.
+    public enum UnlockWithTPM: DBusMethod {
+        public static let interface = CofferCollectionInterface.name
+        public static let name = "UnlockWithTPM"
+
+        /// The PIN, as a secret (`secret (oayays)`).
+        public typealias Input = SecretArgument
+
+        public typealias Output = NoArguments
+    }
 
     public enum Property {
         /// What the daemon found of damage to the collection's file, found now or set aside

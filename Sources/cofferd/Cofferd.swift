@@ -8,6 +8,7 @@ import Glibc
 import SecretService
 import SecretServiceProtocol
 import SystemKit
+import TPMKit
 
 /// `cofferd`: the Secret Service daemon (bus name org.freedesktop.secrets).
 @main
@@ -32,6 +33,11 @@ struct Cofferd: ParsableCommand {
 
           printf '%s' "$PASSWORD" | cofferd --unlock --foreground &
 
+        With a TPM key slot on the default collection (coffer slots add-tpm), \
+        --unlock-with-tpm opens it through this machine's TPM instead: no password on stdin or \
+        in a unit file. The TPM is /dev/tpmrm0 (membership of its group, usually 'tss', is \
+        needed), or the one $COFFER_TPM_TCTI names in tpm2-tss's terms.
+
         Interactive use: locked collections are unlocked through a password dialog shown by a \
         pinentry program (pinentry-gnome3, -qt, -gtk-2, -curses or -tty; --pinentry to choose).
 
@@ -51,7 +57,7 @@ struct Cofferd: ParsableCommand {
           0  stopped cleanly (or --stop stopped the running cofferd)
           1  --stop: no cofferd serves this session bus
           2  usage error: bad option or argument, unreadable --unlock password
-          3  the --unlock password does not open the default collection
+          3  the --unlock password (or --unlock-with-tpm, the TPM) does not open the default collection
           4  another Secret Service (or another cofferd) serves org.freedesktop.secrets
           5  cannot start: no session bus, a damaged or unreadable store, a system error
           Errors are one line on stderr starting with "cofferd: ".
@@ -60,6 +66,10 @@ struct Cofferd: ParsableCommand {
 
     @Flag(help: "Read the password of the 'login' collection from standard input (to end of file), create that collection if missing, and unlock it.")
     var unlock = false
+
+    @Flag(name: .customLong("unlock-with-tpm"),
+          help: "Unlock the default collection with its TPM key slot (one without a PIN), through this machine's TPM.")
+    var unlockWithTPM = false
 
     @Flag(help: "Stay in the foreground (as systemd runs it). Otherwise cofferd detaches once it owns the bus name.")
     var foreground = false
@@ -103,7 +113,10 @@ struct Cofferd: ParsableCommand {
     }
 
     func validate() throws {
-        if stop && (unlock || replace || dataDir != nil || pinentry != nil) {
+        if unlock && unlockWithTPM {
+            throw ValidationError("--unlock and --unlock-with-tpm are two ways to unlock the same collection; give one")
+        }
+        if stop && (unlock || unlockWithTPM || replace || dataDir != nil || pinentry != nil) {
             throw ValidationError("--stop stops the running cofferd; it takes no other option but --address")
         }
     }
@@ -137,6 +150,9 @@ struct Cofferd: ParsableCommand {
         // The password is read, used and wiped here: it is gone before the daemon serves.
         let audit = AuditLogFile(directory: directory, warn: { log("warning: audit log: \($0)") })
         if unlock { try Startup.unlockLogin(keychain, password: try Startup.readPassword(), audit: audit, log: log) }
+        if unlockWithTPM {
+            try Startup.unlockLoginWithTPM(keychain, device: .configured(ProcessInfo.processInfo.environment), audit: audit, log: log)
+        }
         readiness?.leaveTerminal()
 
         let connection = try address.map { try DBusConnection(address: $0) } ?? DBusConnection.sessionBus()
@@ -153,6 +169,11 @@ struct Cofferd: ParsableCommand {
         let systemBusResult = Startup.systemBus()
         let systemBus = try? systemBusResult.get()
         server.fingerprint = systemBus.map { Fprintd(system: $0.connection) }
+        let tpm = TPMDevice.configured(environment)
+        server.tpmUnlock = { [keychain] id, pin throws(CofferError) in
+            guard let collection = try keychain.collection(id) as? FileCollection else { throw .collectionNotFound(id.rawValue) }
+            try collection.unlock(tpm: tpm, pin: pin.isEmpty ? nil : pin)
+        }
         try server.start()
         server.describe(as: CofferDaemonDescription(
             version: CofferVersion.current, executable: FileSystem.symbolicLinkTarget("/proc/self/exe") ?? CommandLine.arguments[0],

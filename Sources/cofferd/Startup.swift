@@ -3,7 +3,9 @@ import CofferCrypto
 import DBusKit
 import FoundationEssentials
 import Glibc
+import CofferStore
 import SystemKit
+import TPMKit
 
 /// The steps between parsing flags and serving.
 enum Startup {
@@ -78,6 +80,29 @@ enum Startup {
             return
         }
         log("collection \(target) unlocked (the default one)")
+    }
+
+    /// `--unlock-with-tpm`: unlocks the collection the `default` alias names through its TPM
+    /// key slot (one without a PIN) and `device`. Anything that keeps it locked (no such
+    /// collection or slot, another machine's TPM, changed PCRs) ends cofferd with status 3 and
+    /// the reason, as a wrong `--unlock` password does.
+    static func unlockLoginWithTPM(_ keychain: Keychain, device: TPMDevice, audit: any AuditRecorder,
+                                   log: (String) -> Void) throws {
+        guard let target = try keychain.resolveAlias(Keychain.defaultAlias),
+              let collection = try keychain.collection(target) as? FileCollection else {
+            throw StartupError("there is no default collection for --unlock-with-tpm to unlock; create one (coffer create-collection) and give it a TPM key slot (coffer slots add-tpm)", status: ExitStatus.locked)
+        }
+        let label = try? keychain.info(target).label
+        do {
+            try Keychain.waitingOutThrottle(announce: { log("wrong passwords were given for \(target) before: waiting \($0) seconds before the TPM is asked") }) {
+                () throws(CofferError) in try collection.unlock(tpm: device, pin: nil)
+            }
+        } catch {
+            audit.record(AuditEvent(action: .unlock, outcome: .failed, collection: target, label: label, detail: "cofferd --unlock-with-tpm"))
+            throw StartupError("the TPM did not unlock the collection '\(target)', which the default alias names: \(error)", status: ExitStatus.locked)
+        }
+        audit.record(AuditEvent(action: .unlock, outcome: .ok, collection: target, label: label, detail: "cofferd --unlock-with-tpm"))
+        log("collection \(target) unlocked with this machine's TPM (the default one)")
     }
 
     /// Unlocks `id`. Earlier versions of `--unlock` kept a trailing newline in the password, so

@@ -54,8 +54,12 @@ final class CLIFixture {
     /// A clean environment: HOME inside the fixture, no COFFER_DATA_DIR or XDG_DATA_HOME, and
     /// TZ=UTC so that printed local times are the same on every machine, and the tests' fast
     /// key derivation.
+    /// Added to every coffer's environment (a TPM's `COFFER_TPM_TCTI`).
+    var extraEnvironment: [String: String] = [:]
+
     var environment: [String: String] {
         ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"].merging(TestEnvironment.fastKeyDerivation) { $1 }
+            .merging(extraEnvironment) { $1 }
     }
 
     /// Runs `coffer --data-dir <fixture> arguments...` with `stdin`.

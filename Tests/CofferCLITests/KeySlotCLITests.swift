@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -71,5 +72,34 @@ struct KeySlotCLITests {
         // The wrong key above counted: the right password waits out the throttle, then works.
         let unlock = try cli.run(["unlock", "work", "--password-stdin"], stdin: cli.withPassword())
         #expect(unlock.status == 0, "\(unlock.stderr)")
+    }
+
+    /// `coffer slots add-tpm` and `coffer unlock --tpm` without a daemon, with a real swtpm: a
+    /// slot with a PIN, PCR-bound, and what another machine's TPM says.
+    @Test(.enabled(if: SoftwareTPM.executable != nil, "swtpm is not installed"))
+    func aTPMSlotIsAddedListedAndOpensWithItsPIN() throws {
+        let tpm = try SoftwareTPM()
+        let cli = try CLIFixture()
+        cli.extraEnvironment = tpm.environment()
+        try cli.createCollection("work")
+        let refused = try cli.run(["slots", "add-tpm", "--collection", "work", "--pcrs", "7,24", "--password-stdin"], stdin: cli.withPassword())
+        #expect(refused.status == 2 && refused.stderr.contains("0 to 23"), "\(refused.stderr)")
+        let added = try cli.run(["slots", "add-tpm", "--collection", "work", "--pcrs", "16", "--pin", "--password-stdin"],
+                                stdin: cli.withPassword("2468\n"))
+        #expect(added.status == 0 && added.stdout.contains("unlock --tpm --pin"), "\(added)")
+        #expect(try cli.run(["slots", "--collection", "work"]).stdout.contains("TPM (PCRs 16, PIN)"))
+
+        let opened = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "2468\n")
+        #expect(opened.status == 0, "\(opened.stderr)")
+        let wrong = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "1357\n")
+        #expect(wrong.status == 3 && wrong.stderr.contains("wrong TPM PIN"), "\(wrong.stderr)")
+        let noPIN = try cli.run(["unlock", "--tpm", "--collection", "work"])
+        #expect(noPIN.status == 2 && noPIN.stderr.contains("needs its PIN"), "\(noPIN.stderr)")
+
+        // Another machine's TPM: refused with the reason, status 3, not counted as a guess.
+        let other = try SoftwareTPM()
+        cli.extraEnvironment = other.environment()
+        let elsewhere = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "2468\n")
+        #expect(elsewhere.status == 3 && elsewhere.stderr.contains("another TPM"), "\(elsewhere.stderr)")
     }
 }

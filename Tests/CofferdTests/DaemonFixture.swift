@@ -105,6 +105,12 @@ final class DaemonFixture: @unchecked Sendable {
         try launch(arguments: unlock ? ["--unlock"] : [], stdin: unlock ? Array(password.utf8) : nil, previousOwner: nil)
     }
 
+    /// Starts cofferd with `arguments` added to the common flags (nothing on its stdin).
+    func startDaemon(arguments: [String]) throws {
+        precondition(daemon == nil, "daemon already running")
+        try launch(arguments: arguments, stdin: nil, previousOwner: nil)
+    }
+
     /// Starts a second cofferd with `--replace --unlock` on the same data; returns how the
     /// first one ended once the new one owns the name.
     func replaceDaemon(password: String = DaemonFixture.loginPassword) throws -> ChildResult? {

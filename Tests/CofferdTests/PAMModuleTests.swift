@@ -26,12 +26,14 @@ struct PAMModuleTests {
         let bus: PrivateBus
         var user: String { ProcessInfo.processInfo.environment["USER"] ?? "root" }
 
-        init(password: String) throws {
+        /// `tpmTCTI`: the TPM pam_coffer's programs use (its `tpm-tcti=` option).
+        init(password: String, tpmTCTI: String? = nil) throws {
             root = NSTemporaryDirectory() + "coffer-pam-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: root + "/services", withIntermediateDirectories: true)
             bus = try PrivateBus()
             let module = try #require(Executables.built("libpam_coffer.so"), "pam_coffer is not built")
             let options = "cofferd=\(try DaemonFixture.cofferdPath) coffer=\(try #require(Executables.built("coffer"))) data-dir=\(root)/data"
+                + (tpmTCTI.map { " tpm-tcti=\($0)" } ?? "")
             try "\(userName()):\(password):coffer-test\n".write(toFile: root + "/passdb", atomically: true, encoding: .utf8)
             try """
                 auth     optional \(module) \(options)
@@ -56,6 +58,12 @@ struct PAMModuleTests {
         /// by pam_coffer, then pam_matrix), then the new one twice (pam_coffer, then pam_matrix).
         func changePassword(from old: String, to new: String) throws -> ChildResult {
             try pamtester(["chauthtok"], typing: [old, old, new, new, new, new])
+        }
+
+        /// `pamtester coffer-test USER open_session` alone: a session with no password through
+        /// `auth`, as after an autologin, a fingerprint or a smart card.
+        func openSessionWithoutPassword() throws -> ChildResult {
+            try pamtester(["open_session"], typing: [])
         }
 
         private func pamtester(_ operations: [String], typing lines: [String]) throws -> ChildResult {
@@ -131,5 +139,40 @@ struct PAMModuleTests {
         _ = try client.lock([login])
         #expect(try stack.login(typing: "new password").exitCode == 0)
         #expect(try !client.collection(login).isLocked)
+    }
+
+    /// A session that no password came through (autologin, fingerprint, smart card) unlocks
+    /// login with its TPM key slot; without one, login stays locked and the log says why.
+    @Test(.enabled(if: SoftwareTPM.executable != nil, "swtpm is not installed"))
+    func aSessionWithoutAPasswordUnlocksWithTheTPMSlot() throws {
+        let tpm = try SoftwareTPM()
+        let stack = try Stack(password: "login password", tpmTCTI: tpm.tcti)
+        defer { stack.remove() }
+        let coffer = try #require(Executables.built("coffer"))
+        let made = try ChildProcess(coffer, arguments: ["--data-dir", stack.root + "/data", "create-collection", "--collection", "login", "--password-stdin"],
+                                    environment: ["HOME": stack.root, "PATH": "/usr/bin:/bin"], stdin: Array("login password\n".utf8)).wait(timeout: 60)
+        #expect(made.exitCode == 0, "\(made)")
+
+        let client = SecretServiceClient(connection: try DBusConnection(address: stack.bus.address))
+        defer { client.close() }
+        // No TPM slot yet: the session opens, and no cofferd serves login unlocked.
+        #expect(try stack.openSessionWithoutPassword().exitCode == 0)
+        #expect(throws: (any Error).self) { try client.connection.nameOwner(SecretServiceClient.busName) }
+
+        let added = try ChildProcess(coffer, arguments: ["--data-dir", stack.root + "/data", "slots", "add-tpm", "--password-stdin"],
+                                     environment: tpm.environment(["HOME": stack.root, "PATH": "/usr/bin:/bin"]),
+                                     stdin: Array("login password\n".utf8)).wait(timeout: 60)
+        #expect(added.exitCode == 0, "\(added)")
+        let session = try stack.openSessionWithoutPassword()
+        #expect(session.exitCode == 0, "\(session)")
+        let login = SecretPath.collection(named: "login")
+        #expect(try !client.collection(login).isLocked)
+
+        // Locked, a second session unlocks it in the same daemon.
+        let owner = try client.connection.nameOwner(SecretServiceClient.busName)
+        _ = try client.lock([login])
+        #expect(try stack.openSessionWithoutPassword().exitCode == 0)
+        #expect(try !client.collection(login).isLocked)
+        #expect(try client.connection.nameOwner(SecretServiceClient.busName) == owner)
     }
 }

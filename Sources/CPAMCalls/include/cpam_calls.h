@@ -33,6 +33,8 @@ CPAM_HIDDEN int cpam_account(const char *user, uid_t *uid, gid_t *gid, char *hom
 CPAM_HIDDEN void cpam_warn(const char *message);
 /// Keeps a copy of the password the user typed for the session to come: 0, or a PAM error.
 CPAM_HIDDEN int cpam_stash_authtok(void);
+/// Whether a password was stashed at authentication: 1, else 0.
+CPAM_HIDDEN int cpam_has_stashed(void);
 /// Writes the stashed password and a newline to `fd`: 0; 1 when there is none; -1 on an error.
 CPAM_HIDDEN int cpam_write_stashed(int fd);
 /// Keeps the current password for a change to come (asked only if `may_ask`): 0; 1 when it

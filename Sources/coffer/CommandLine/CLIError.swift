@@ -64,6 +64,8 @@ struct CLIError: Error {
             self = .storeFailure("\(what); nothing was changed")
         case .throttled:
             self = .locked("\(error.description); nothing was changed")
+        case .keySlotRefused(let why):
+            self = .locked("\(why); nothing was changed")
         }
     }
 

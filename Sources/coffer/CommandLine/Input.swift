@@ -40,21 +40,22 @@ final class InputSource {
         if let unused = try? stdinLine(what: "the password of '\(collection)'") { unused.removeAll() }
     }
 
-    /// A new password for `collection`: asked twice on a terminal; never empty.
-    func newPassword(for collection: CollectionID) throws -> SecureBytes {
+    /// A new password for `collection` (or another secret of it: `what`): asked twice on a
+    /// terminal; never empty.
+    func newPassword(for collection: CollectionID, what: String = "password") throws -> SecureBytes {
         let password: SecureBytes
         if passwordFromStdin && !stdinIsTerminal {
-            password = try stdinLine(what: "the new password of '\(collection)'")
+            password = try stdinLine(what: "the new \(what) of '\(collection)'")
         } else {
-            try requireTerminal(for: "the new password of '\(collection)'")
-            password = try Terminal.readHidden(prompt: "New password for '\(collection)': ")
-            guard !password.isEmpty else { throw CLIError.usage("the password is empty; nothing was changed") }
-            let again = try Terminal.readHidden(prompt: "Retype the new password: ")
+            try requireTerminal(for: "the new \(what) of '\(collection)'")
+            password = try Terminal.readHidden(prompt: "New \(what) for '\(collection)': ")
+            guard !password.isEmpty else { throw CLIError.usage("the \(what) is empty; nothing was changed") }
+            let again = try Terminal.readHidden(prompt: "Retype the new \(what): ")
             guard password.constantTimeEquals(again) else {
-                throw CLIError.usage("the passwords do not match; nothing was changed")
+                throw CLIError.usage("the \(what)s do not match; nothing was changed")
             }
         }
-        guard !password.isEmpty else { throw CLIError.usage("the new password is empty; nothing was changed") }
+        guard !password.isEmpty else { throw CLIError.usage("the new \(what) is empty; nothing was changed") }
         return password
     }
 

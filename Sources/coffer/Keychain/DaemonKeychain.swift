@@ -97,6 +97,12 @@ final class DaemonKeychain: KeychainBackend {
         try calling(.collection(id)) { try client.unlock(SecretPath.collection(named: id.rawValue), password: password, session: session) }
     }
 
+    func unlockWithTPM(_ id: CollectionID, pin: SecureBytes?) throws {
+        let session = try session()
+        let pin = try pin ?? SecureBytes(count: 0)
+        try calling(.collection(id)) { try client.unlockWithTPM(SecretPath.collection(named: id.rawValue), pin: pin, session: session) }
+    }
+
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws {
         let session = try session()
         try calling(.collection(id)) {

@@ -1,6 +1,8 @@
 import CofferCore
 import CofferCrypto
 import CofferStore
+import FoundationEssentials
+import TPMKit
 
 /// Direct mode: the encrypted files opened in this process (FileStore), so every command
 /// unlocks with the password again and nothing stays unlocked after coffer exits.
@@ -74,6 +76,28 @@ final class DirectKeychain: KeychainBackend {
                                         detail: "wrong password given to coffer"))
             }
             throw error
+        }
+    }
+
+    func unlockWithTPM(_ id: CollectionID, pin: SecureBytes?) throws {
+        let label = try? keychain.info(id).label
+        guard let collection = try keychain.collection(id) as? FileCollection else { throw CofferError.collectionNotFound(id.rawValue) }
+        do {
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.unlock(tpm: .configured(ProcessInfo.processInfo.environment), pin: pin) }
+            audit.record(AuditEvent(action: .unlock, outcome: .ok, application: program, collection: id, label: label,
+                                    detail: "TPM key slot, by coffer"))
+        } catch {
+            audit.record(AuditEvent(action: .unlock, outcome: .failed, application: program, collection: id, label: label,
+                                    detail: isWrongPassword(error) ? "wrong TPM PIN given to coffer" : "TPM key slot, by coffer"))
+            throw error
+        }
+    }
+
+    /// Adds a TPM key slot to `id` (see `FileCollection.addTPMSlot`).
+    func addTPMSlot(_ id: CollectionID, pin: SecureBytes?, pcrs: PCRSelection, password: SecureBytes) throws -> KeySlot {
+        let collection = try store.fileCollection(id)
+        return try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in
+            try collection.addTPMSlot(.configured(ProcessInfo.processInfo.environment), pin: pin, pcrs: pcrs, password: password)
         }
     }
 

@@ -28,6 +28,9 @@ protocol KeychainBackend: AnyObject {
     func lock(_ id: CollectionID) throws
     /// Throws `CofferError.authenticationFailed` for a wrong password.
     func unlock(_ id: CollectionID, password: SecureBytes) throws
+    /// Unlocks through the collection's TPM key slot, with `pin` if it has one; throws
+    /// `CofferError.authenticationFailed` for a wrong PIN.
+    func unlockWithTPM(_ id: CollectionID, pin: SecureBytes?) throws
     /// Throws `CofferError.authenticationFailed` when `old` is wrong.
     func changePassword(_ id: CollectionID, from old: SecureBytes, to new: SecureBytes) throws
 
