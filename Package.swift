@@ -93,7 +93,7 @@ let package = Package(
         // Benchmarks (not tests): `swift run -c release coffer-bench` (core and store),
         // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring) and
         // `coffer-unlock-flood` (a flood of wrong passwords).
-        .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto"],
+        .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto", "TPMKit"],
                           path: "Benchmarks/CofferBench"),
         .executableTarget(name: "coffer-unlock-flood", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCrypto",
                                                                     "DBusKit", "SystemKit", "CofferTestSupport"],

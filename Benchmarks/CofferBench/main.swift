@@ -7,14 +7,16 @@
 // peak an unlock reaches (Argon2id's memory) with what is left of it afterwards. A write that
 // brings on a compaction is timed until it is acknowledged (when a client's reply leaves) and
 // until the compaction after it is done. Adding and removing a key slot is timed at each N and
-// in an empty collection; an unlock through the password's slot (Argon2id) and through a
-// recovery key's. Run a release build:
+// in an empty collection; an unlock through the password's slot (Argon2id), through a
+// recovery key's, and, when $COFFER_TPM_TCTI names a TPM (a swtpm, or device:/dev/tpmrm0),
+// through a TPM slot without and with a PIN. Run a release build:
 //
 //   swift run -c release coffer-bench [--sizes 1000,10000,100000] [--samples 200]
 import CofferCore
 import CofferCrypto
 import CofferStore
 import Foundation
+import TPMKit
 
 struct Options {
     var sizes = [1_000, 10_000, 100_000]
@@ -167,6 +169,26 @@ let unlockByRecoveryKey = try median(5) { _ in
     kdfFile.lock()
     try kdfFile.unlock(recoveryKey: kdfRecoveryKey)
 }
+// And through a TPM slot, when there is a TPM to use: each unlock makes the storage key,
+// loads the sealed object, runs the policy and unseals.
+let tpmTCTI = ProcessInfo.processInfo.environment[TPMDevice.environmentVariable]
+var unlockByTPM: (plain: Double, withPIN: Double)?
+if tpmTCTI != nil {
+    let device = TPMDevice.configured(ProcessInfo.processInfo.environment)
+    let pin = try SecureBytes(Array("2468".utf8))
+    let plainSlot = try kdfFile.addTPMSlot(device, pin: nil, pcrs: .none, password: kdfPassword)
+    let plain = try median(5) { _ in
+        kdfFile.lock()
+        try kdfFile.unlock(tpm: device, pin: nil)
+    }
+    _ = try kdfFile.addTPMSlot(device, pin: pin, pcrs: .none, password: kdfPassword)
+    try kdfFile.removeKeySlot(plainSlot.id, password: kdfPassword)   // only the PIN slot opens now
+    let withPIN = try median(5) { _ in
+        kdfFile.lock()
+        try kdfFile.unlock(tpm: device, pin: pin)
+    }
+    unlockByTPM = (plain, withPIN)
+}
 try? FileManager.default.removeItem(atPath: kdfDirectory)
 
 /// Median of adding a recovery key to `collection` and removing it again (each opening the
@@ -285,6 +307,12 @@ lines.append(["audit record (100k events; median, mean incl. rotation, in ns)", 
 lines.append(["unlock: Argon2id t=\(defaults.iterations), m=\(defaults.memoryKiB / 1024) MiB, p=\(defaults.parallelism)",
               String(format: "%.0f", unlock)])
 lines.append(["unlock through a recovery key's slot (HKDF)", String(format: "%.0f", unlockByRecoveryKey)])
+if let unlockByTPM, let tpmTCTI {
+    lines.append(["unlock through a TPM slot (\(tpmTCTI)); with a PIN", String(format: "%.0f", unlockByTPM.plain),
+                  String(format: "%.0f", unlockByTPM.withPIN)])
+} else {
+    lines.append(["unlock through a TPM slot: not measured (set COFFER_TPM_TCTI to a TPM)"])
+}
 lines.append(["key slot: add a recovery key, remove it, in an empty collection (reference)", String(format: "%.0f", emptySlotChange)])
 lines.append(["unlock: memory at its peak, and still held after (KiB above before)", String(format: "%.0f", unlockPeak),
               String(format: "%.0f", unlockLeft)])

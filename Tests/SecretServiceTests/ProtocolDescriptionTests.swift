@@ -34,7 +34,7 @@ import Testing
             }
         }
         check(ServiceObject.methods, [ServiceInterface.description, GnomeKeyringInterface.description])
-        check(CollectionObject.methods, [CollectionInterface.description])
+        check(CollectionObject.methods, [CollectionInterface.description, CofferCollectionInterface.description])
         check(ItemObject.methods, [ItemInterface.description])
         check(SessionObject.methods, [SessionInterface.description])
         check(PromptObject.methods, [PromptInterface.description])
