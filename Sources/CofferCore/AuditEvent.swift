@@ -17,6 +17,8 @@ public struct AuditEvent: Equatable, Sendable {
         case policy
         /// The Flatpak portal handed an app its master secret.
         case portal
+        /// A way into a collection changed: a key slot added or removed, a password recovered.
+        case keys
     }
 
     public enum Outcome: String, Sendable, CaseIterable {

@@ -42,6 +42,12 @@ struct KeySlotCLITests {
         let read = try cli.run(["search", "--collection", "work", "--password-stdin", "--service", "mail", "--secret-only"],
                                stdin: cli.withPassword(password: "new password"))
         #expect(read.stdout == "kept\n", "\(read.stderr)")
+
+        // Both changes of the ways in are in the audit log.
+        let log = try cli.run(["log", "--json"])
+        let events = try #require(try JSONSerialization.jsonObject(with: Data(log.stdoutBytes)) as? [[String: Any]], "\(log)")
+        let details = events.filter { $0["action"] as? String == "keys" }.compactMap { $0["detail"] as? String }
+        #expect(details == ["recovery key slot added", "new password set with the recovery key"], "\(events)")
     }
 
     @Test func aMistypedKeyIsCaughtAWrongOneIsRefusedAndThePasswordSlotStays() throws {

@@ -30,17 +30,37 @@ final class DirectKeychain: KeychainBackend {
 
     func addRecoveryKey(_ id: CollectionID, password: SecureBytes) throws -> (RecoveryKey, KeySlot) {
         let collection = try store.fileCollection(id)
-        return try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.addRecoveryKey(password: password) }
+        return try recordingSlotChange(id, "recovery key slot added") {
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.addRecoveryKey(password: password) }
+        }
     }
 
     func removeKeySlot(_ slot: UInt32, of id: CollectionID, password: SecureBytes) throws {
         let collection = try store.fileCollection(id)
-        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.removeKeySlot(slot, password: password) }
+        try recordingSlotChange(id, "key slot \(slot) removed") {
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.removeKeySlot(slot, password: password) }
+        }
     }
 
     func recover(_ id: CollectionID, with recoveryKey: RecoveryKey, newPassword: SecureBytes) throws {
         let collection = try store.fileCollection(id)
-        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.recover(with: recoveryKey, newPassword: newPassword) }
+        try recordingSlotChange(id, "new password set with the recovery key") {
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.recover(with: recoveryKey, newPassword: newPassword) }
+        }
+    }
+
+    /// Runs a change of `id`'s key slots and records it (`keys`), done or failed, as `detail`.
+    private func recordingSlotChange<R>(_ id: CollectionID, _ detail: String, _ change: () throws -> R) throws -> R {
+        let label = try? keychain.info(id).label
+        do {
+            let result = try change()
+            audit.record(AuditEvent(action: .keys, outcome: .ok, application: program, collection: id, label: label, detail: detail))
+            return result
+        } catch {
+            audit.record(AuditEvent(action: .keys, outcome: .failed, application: program, collection: id, label: label,
+                                    detail: detail + (isWrongPassword(error) ? ": wrong password or key" : ": \(error)")))
+            throw error
+        }
     }
 
     private func record(_ action: AuditEvent.Action, _ reference: ItemReference, outcome: AuditEvent.Outcome = .ok,
@@ -96,8 +116,10 @@ final class DirectKeychain: KeychainBackend {
     /// Adds a TPM key slot to `id` (see `FileCollection.addTPMSlot`).
     func addTPMSlot(_ id: CollectionID, pin: SecureBytes?, pcrs: PCRSelection, password: SecureBytes) throws -> KeySlot {
         let collection = try store.fileCollection(id)
-        return try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in
-            try collection.addTPMSlot(.configured(ProcessInfo.processInfo.environment), pin: pin, pcrs: pcrs, password: password)
+        return try recordingSlotChange(id, "TPM key slot added") {
+            try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in
+                try collection.addTPMSlot(.configured(ProcessInfo.processInfo.environment), pin: pin, pcrs: pcrs, password: password)
+            }
         }
     }
 
