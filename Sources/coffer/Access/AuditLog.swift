@@ -32,7 +32,8 @@ struct AuditLog: ParsableCommand {
           (sealed) until --unseal; #ID when there is none) and DETAIL (why or how: "creator", "strict
           policy", "wrong password" ...); "-" where an event has no value.
           ACTION is one of read, write, delete, unlock, lock, grant, revoke,
-          policy, portal. OUTCOME is ok (done or allowed), denied (refused by a
+          policy, portal, keys (a key slot added or removed, a password
+          recovered). OUTCOME is ok (done or allowed), denied (refused by a
           policy or by you) or failed (a wrong password, a locked collection,
           an error).
 
