@@ -35,7 +35,8 @@ public struct RecoveryKey: Sendable {
         let trimmed = text.view.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         let symbols = trimmed.reversed().drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }.count
         let typed = trimmed.prefix(symbols)
-        let characters = typed.filter { $0 != 0x20 && $0 != UInt8(ascii: "-") }.count
+        // Counted in place: a filtered copy would put the key in memory that is not wiped.
+        let characters = typed.reduce(0) { $0 + ($1 != 0x20 && $1 != UInt8(ascii: "-") ? 1 : 0) }
         guard characters == Self.textLength else {
             throw .invalidArgument("a recovery key is \(Self.textLength) letters and digits in \(Self.textLength / Self.groupLength) groups of \(Self.groupLength); this text has \(characters)")
         }

@@ -22,9 +22,11 @@ enum LockedPages {
     /// Whether every region mapped so far was locked into RAM.
     static var everyRegionLocked: Bool { locked.load(ordering: .relaxed) }
 
-    /// `bytes` rounded up to whole pages.
+    /// `bytes` rounded up to whole pages; the largest whole number of pages for a size that
+    /// has none above it (which no budget then has room for).
     static func rounded(_ bytes: Int) -> Int {
-        (bytes + pageSize - 1) / pageSize * pageSize
+        let (sum, overflow) = bytes.addingReportingOverflow(pageSize - 1)
+        return (overflow ? Int.max : sum) / pageSize * pageSize
     }
 
     /// A zero-filled region of `rounded(bytes)` bytes, or nil if the kernel has no memory for it.

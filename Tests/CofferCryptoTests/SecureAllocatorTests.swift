@@ -81,6 +81,13 @@ struct SecureAllocatorTests {
         #expect(SecureMemoryBudget.reserve(forPool: 256 << 10) == 128 << 10)
     }
 
+    /// A size with no whole number of pages above it is refused as too large, not a trap.
+    @Test func aSizeNearTheLargestIsRefused() {
+        #expect(LockedPages.rounded(Int.max) % LockedPages.pageSize == 0)
+        #expect(LockedPages.rounded(Int.max) > Int.max - LockedPages.pageSize)
+        #expect(throws: CryptoError.self) { _ = try SecureBytes(count: Int.max - 1) }
+    }
+
     /// A block's pages are locked, left out of core dumps and wiped in a forked child, and are
     /// charged whole; what is released goes back, so the locked memory follows what is kept.
     @Test func blocksLiveInLockedPagesThatAreGivenBack() throws {
