@@ -1,0 +1,138 @@
+import CofferCore
+import CofferCrypto
+
+/// One device's file of changes to a synced collection, in the folder a sync tool carries
+/// (`<folder>/<collection uuid>/<device id>.csync`): appended to by that device alone, so a
+/// sync tool never sees two writers of one file.
+///
+/// ```
+/// "COFFERSY"  magic (8)
+/// u16 format version (1)
+/// 16  collection uuid
+/// 16  device id
+/// then records, each:
+///   u32 length, then: 12 nonce, AES-256-GCM of the record (SyncRecord), tag (16)
+/// ```
+/// The key is derived from the collection's data key; each record's associated data is the
+/// file's start and the record's position, so a record changed, dropped, reordered or moved
+/// into another device's or collection's file does not open. A record cut short at the end is
+/// one still arriving (or cut by a crash): it is left for the next read.
+package struct SyncDeviceFile: Sendable {
+    static let magic: [UInt8] = Array("COFFERSY".utf8)
+    static let formatVersion: UInt16 = 1
+    static let headerLength = 8 + 2 + 16 + 16
+    static let fileExtension = ".csync"
+    /// The largest record accepted: an item's payload (256 KiB of secret, its label and
+    /// attributes) and its versions, with room to spare.
+    static let maxRecordLength = 1 << 20
+
+    package let path: String
+    package let collection: [UInt8]
+    package let device: DeviceID
+
+    package init(folder: String, collection: [UInt8], device: DeviceID) {
+        path = "\(folder)/\(device)\(Self.fileExtension)"
+        self.collection = collection
+        self.device = device
+    }
+
+    /// The file's start, which every record's seal covers.
+    var header: [UInt8] {
+        var w = ByteWriter(capacity: Self.headerLength)
+        w.raw(Self.magic)
+        w.u16(Self.formatVersion)
+        w.raw(collection)
+        w.raw(device.bytes)
+        return w.bytes
+    }
+
+    /// What a read found: the records that opened, in order, and what stopped it early.
+    package struct Contents: Sendable {
+        package var records: [SyncRecord] = []
+        /// Bytes of the file read through (the header and every whole record that opened).
+        package var end = 0
+        package var problem: Problem?
+    }
+
+    /// Why a read stopped before the end of the file.
+    package enum Problem: Equatable, Sendable {
+        /// The last record is not all there yet; the next read takes it.
+        case incompleteTail
+        /// The file is not this device's of this collection, or a record does not open under
+        /// the collection's key: damage, or a device that no longer has the key.
+        case damaged(String)
+    }
+
+    /// Writes a new, empty file (beside, then renamed); an existing one is an error.
+    package func create() throws(CofferError) {
+        guard try PosixFile.identity(of: path) == nil else { throw .collectionExists(path) }
+        try PosixFile.replace(path, with: header)
+    }
+
+    /// Appends `records` (record `first` onwards of the file) durably.
+    package func append(_ records: [SyncRecord], first: UInt64, keys: SyncKeys) throws(CofferError) {
+        let file = try PosixFile(path: path)
+        let (_, size) = try file.status()
+        var bytes: [UInt8] = []
+        for (offset, record) in records.enumerated() {
+            let sealed = try keys.seal(record, aad: header + Self.position(first + UInt64(offset)))
+            var w = ByteWriter(capacity: sealed.count + 4)
+            w.u32(UInt32(sealed.count))
+            w.raw(sealed)
+            bytes += w.bytes
+        }
+        try file.write(bytes, at: size)
+        try file.sync()
+    }
+
+    /// Reads the file from byte `start` (the end of an earlier read, or 0), records `first`
+    /// onwards.
+    package func read(from start: Int = 0, first: UInt64 = 0, keys: SyncKeys) throws(CofferError) -> Contents {
+        var contents = Contents()
+        guard let (_, size) = try PosixFile.identity(of: path) else {
+            contents.problem = .incompleteTail
+            return contents
+        }
+        let file = try PosixFile(path: path, writable: false)
+        let bytes = try file.read(at: 0, count: size)
+        guard bytes.count >= Self.headerLength else {
+            contents.problem = .incompleteTail
+            return contents
+        }
+        guard Array(bytes[..<Self.headerLength]) == header else {
+            contents.problem = .damaged(Array(bytes[..<8]) == Self.magic ? "it belongs to another collection, device or format version"
+                                        : "it is not a Coffer sync file")
+            return contents
+        }
+        var offset = max(start, Self.headerLength)
+        var position = first
+        contents.end = offset
+        while offset < bytes.count {
+            guard bytes.count - offset >= 4 else { contents.problem = .incompleteTail; break }
+            var lengthReader = ByteReader(bytes, from: offset)
+            let length = Int((try? lengthReader.u32()) ?? 0)
+            guard (AESGCM.nonceLength + AESGCM.tagLength...Self.maxRecordLength).contains(length) else {
+                contents.problem = .damaged("record \(position) claims \(length) bytes")
+                break
+            }
+            guard bytes.count - offset - 4 >= length else { contents.problem = .incompleteTail; break }
+            let sealed = bytes[(offset + 4)..<(offset + 4 + length)]
+            do throws(CofferError) {
+                contents.records.append(try keys.open(sealed, aad: header + Self.position(position)))
+            } catch {
+                contents.problem = .damaged("record \(position) does not open under the collection's key (\(error))")
+                break
+            }
+            offset += 4 + length
+            position += 1
+            contents.end = offset
+        }
+        return contents
+    }
+
+    private static func position(_ index: UInt64) -> [UInt8] {
+        var w = ByteWriter(capacity: 8)
+        w.u64(index)
+        return w.bytes
+    }
+}

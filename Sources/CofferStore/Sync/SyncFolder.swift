@@ -1,0 +1,71 @@
+import CofferCore
+import SystemKit
+
+/// A synced collection's folder as this device reads it: every device's file
+/// (`SyncDeviceFile`), read on from where the last read ended, merged item by item
+/// (`MergedItem`). A file that is damaged, or that no longer opens under the collection's key
+/// (a removed device), is left where it stopped and reported; it never holds up the others.
+package struct SyncFolder: Sendable {
+    package let path: String
+    let collection: [UInt8]
+    let keys: SyncKeys
+
+    /// Each item as merged so far.
+    package private(set) var items: [SyncItemID: MergedItem] = [:]
+    /// How far each device's file was read: its bytes, and its records.
+    package private(set) var positions: [DeviceID: (end: Int, records: UInt64)] = [:]
+    /// Devices whose files stopped at damage, with what is wrong.
+    package private(set) var damaged: [DeviceID: String] = [:]
+    /// How far each device says it has merged the others' files (its latest `merged` record).
+    package private(set) var mergedBy: [DeviceID: [DeviceID: UInt64]] = [:]
+    /// Files a sync tool left as conflicting copies of a device's file: two devices write under
+    /// one id (one restored from the other's backup).
+    package private(set) var conflictingCopies: [String] = []
+
+    package init(path: String, collection: [UInt8], keys: SyncKeys) {
+        self.path = path
+        self.collection = collection
+        self.keys = keys
+    }
+
+    /// The device a file name names (`<32 hex digits>.csync`), if any.
+    static func device(fileName name: String) -> DeviceID? {
+        guard name.hasSuffix(SyncDeviceFile.fileExtension) else { return nil }
+        return Hex.decode(String(name.dropLast(SyncDeviceFile.fileExtension.count))).flatMap(DeviceID.init)
+    }
+
+    /// Reads what the device files hold beyond the last read and merges it; returns the items
+    /// whose state may have changed.
+    package mutating func refresh() throws(CofferError) -> Set<SyncItemID> {
+        var changed = Set<SyncItemID>()
+        conflictingCopies = []
+        let names: [String]
+        do {
+            names = try FileSystem.names(in: path).sorted()
+        } catch {
+            throw .io("cannot list the synced folder \(path): \(error.reason)")
+        }
+        for name in names {
+            if name.contains(".sync-conflict-") { conflictingCopies.append(name); continue }
+            guard let device = Self.device(fileName: name), damaged[device] == nil else { continue }
+            let file = SyncDeviceFile(folder: path, collection: collection, device: device)
+            let (end, records) = positions[device] ?? (0, 0)
+            let contents = try file.read(from: end, first: records, keys: keys)
+            for record in contents.records {
+                switch record {
+                case .change(let change):
+                    guard change.version.device == device else {
+                        damaged[device] = "it holds a change made by another device"
+                        break
+                    }
+                    if items[change.item, default: MergedItem(item: change.item)].merge(change) { changed.insert(change.item) }
+                case .merged(let counts):
+                    mergedBy[device] = counts
+                }
+            }
+            positions[device] = (max(end, contents.end), records + UInt64(contents.records.count))
+            if case .damaged(let why) = contents.problem { damaged[device] = why }
+        }
+        return changed
+    }
+}

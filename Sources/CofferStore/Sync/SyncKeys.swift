@@ -1,0 +1,53 @@
+import CofferCore
+import CofferCrypto
+
+/// The keys of a synced collection's folder, derived from its data key: one for the records
+/// of device files, one for the items' contents inside them (which stay sealed in memory until
+/// applied to the store).
+package struct SyncKeys: Sendable {
+    private let records: SecureBytes
+    private let contents: SecureBytes
+
+    package init(dataKey: SecureBytes) throws(CofferError) {
+        records = try CofferError.catching {
+            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync records".utf8), outputLength: AESGCM.keyLength)
+        }
+        contents = try CofferError.catching {
+            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync contents".utf8), outputLength: AESGCM.keyLength)
+        }
+    }
+
+    func seal(_ record: SyncRecord, aad: [UInt8]) throws(CofferError) -> [UInt8] {
+        let nonce = Random.nonce(AESGCM.nonceLength)
+        return try CofferError.catching { nonce + (try AESGCM.seal(record.encoded(), key: records, nonce: nonce, aad: aad)) }
+    }
+
+    func open(_ sealed: ArraySlice<UInt8>, aad: [UInt8]) throws(CofferError) -> SyncRecord {
+        let nonce = Array(sealed.prefix(AESGCM.nonceLength))
+        let plain = try CofferError.catching { try AESGCM.open(sealed.dropFirst(AESGCM.nonceLength), key: records, nonce: nonce, aad: aad) }
+        return try SyncRecord(decoding: plain.unprotectedArray(0..<plain.count))
+    }
+
+    /// An item's content (its payload, in secure memory) sealed for `change`'s item and version.
+    package func sealContent(_ payload: SecureBytes, item: SyncItemID, version: ChangeVersion) throws(CofferError) -> [UInt8] {
+        let nonce = Random.nonce(AESGCM.nonceLength)
+        return try CofferError.catching {
+            nonce + (try AESGCM.seal(payload, key: contents, nonce: nonce, aad: Self.contentContext(item, version)))
+        }
+    }
+
+    /// The payload `sealed` holds, in secure memory.
+    package func openContent(_ sealed: [UInt8], item: SyncItemID, version: ChangeVersion) throws(CofferError) -> SecureBytes {
+        let nonce = Array(sealed.prefix(AESGCM.nonceLength))
+        return try CofferError.catching {
+            try AESGCM.open(sealed.dropFirst(AESGCM.nonceLength), key: contents, nonce: nonce, aad: Self.contentContext(item, version))
+        }
+    }
+
+    private static func contentContext(_ item: SyncItemID, _ version: ChangeVersion) -> [UInt8] {
+        var w = ByteWriter(capacity: 48)
+        w.raw(item.bytes)
+        SyncRecord.encode(version, into: &w)
+        return w.bytes
+    }
+}
