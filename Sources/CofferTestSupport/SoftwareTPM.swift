@@ -51,30 +51,19 @@ public final class SoftwareTPM: Sendable {
         guard let executable = Self.executable else { throw ChildProcessError.notFound("swtpm") }
         var lastError = ""
         for _ in 0..<20 {
-            let port = Int.random(in: 20_000...60_000) & ~1
+            let port = LoopbackPorts.free(count: 2)
             let child = try ChildProcess(executable, arguments: [
                 "socket", "--tpm2", "--tpmstate", "dir=\(stateDirectory)",
                 "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
                 "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
                 "--flags", "not-need-init,startup-clear",
             ], environment: ["PATH": "/usr/bin:/bin"])
-            if eventually(timeout: 10, { !child.isRunning || Self.isListening(port) && Self.isListening(port + 1) }), child.isRunning {
+            if eventually(timeout: 10, { !child.isRunning || LoopbackPorts.isListening(port) && LoopbackPorts.isListening(port + 1) }), child.isRunning {
                 running.withLock { $0 = (child, port) }
                 return
             }
             lastError = child.terminate().description
         }
         throw ChildProcessError.failed("swtpm did not start: \(lastError)")
-    }
-
-    /// Whether a socket listens on 127.0.0.1:`port` (from /proc/net/tcp: local address
-    /// 0100007F:PORT in hex, state 0A).
-    private static func isListening(_ port: Int) -> Bool {
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
-        let address = "0100007F:" + String(format: "%04X", port)
-        return table.split(separator: "\n").contains { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 3 && fields[1] == address && fields[3] == "0A"
-        }
     }
 }

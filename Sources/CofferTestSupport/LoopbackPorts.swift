@@ -1,0 +1,23 @@
+import Foundation
+
+/// TCP ports on 127.0.0.1 for the servers tests start (swtpm, Syncthing).
+public enum LoopbackPorts {
+    /// Whether a socket listens on 127.0.0.1:`port` (from /proc/net/tcp: local address
+    /// 0100007F:PORT in hex, state 0A).
+    public static func isListening(_ port: Int) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
+        let address = "0100007F:" + String(format: "%04X", port)
+        return table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1] == address && fields[3] == "0A"
+        }
+    }
+
+    /// A port no one listens on now, with the `count - 1` above it free too.
+    public static func free(count: Int = 1) -> Int {
+        while true {
+            let port = Int.random(in: 20_000...60_000)
+            if (port..<port + count).allSatisfy({ !isListening($0) }) { return port }
+        }
+    }
+}
