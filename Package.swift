@@ -2,7 +2,7 @@
 // Coffer: a freedesktop Secret Service provider.
 //
 // Layers, bottom to top (dependencies point down only):
-//   C shims:        CGcrypt, CDBus, CPAM, CTSS2 (system libraries), CProcess (process and thread
+//   C shims:        CGcrypt, CDBus, CPAM (system libraries), CTSS2 (tpm2-tss, loaded on first use), CProcess (process and thread
 //                   calls), CPAMCalls (libpam's pam_sm_* entry points, keeping its pointers)
 //   wrappers:       SystemKit (system calls: file descriptors, child processes, inotify;
 //                   the hex and percent escapers), CofferCrypto (libgcrypt), DBusKit (libdbus-1),
@@ -39,7 +39,7 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
-        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+        .target(name: "CTSS2"),   // tpm2-tss, loaded on first use (its headers: libtss2-dev)
         .target(name: "CProcess"),
 
         // Safe Swift wrappers.

@@ -12,6 +12,8 @@ import Glibc
 /// owner hierarchy's ECC storage key. Commands that carry the secret (Create, Unseal) run in a
 /// session salted with that key, so it crosses the bus to the TPM encrypted.
 final class TPMSession {
+    /// tpm2-tss's functions (`CTSS2`).
+    private let tss: ctss2_functions
     private var context: OpaquePointer?
     private var tctiContext: OpaquePointer?
     /// Transient handles to flush before closing.
@@ -19,25 +21,28 @@ final class TPMSession {
 
     private init(tcti: String) throws(TPMError) {
         Self.quietLibraryLogging()
+        var failure: UnsafePointer<CChar>?
+        guard let functions = ctss2_load(&failure) else { throw .unavailable(failure.map { String(cString: $0) } ?? "tpm2-tss cannot be loaded") }
+        tss = functions.pointee
         var tctiHandle: OpaquePointer?
-        var rc = Tss2_TctiLdr_Initialize(tcti, &tctiHandle)
+        var rc = tss.Tss2_TctiLdr_Initialize!(tcti, &tctiHandle)
         guard rc == TSS2_RC_SUCCESS, let tctiHandle else {
-            throw .unavailable("\(tcti): \(Self.text(rc)); a TPM device needs membership of the group that owns it, usually 'tss'")
+            throw .unavailable("\(tcti): \(text(rc)); a TPM device needs membership of the group that owns it, usually 'tss'")
         }
         tctiContext = tctiHandle
         var esys: OpaquePointer?
-        rc = Esys_Initialize(&esys, tctiHandle, nil)
+        rc = tss.Esys_Initialize!(&esys, tctiHandle, nil)
         guard rc == TSS2_RC_SUCCESS, let esys else {
-            Tss2_TctiLdr_Finalize(&tctiContext)
-            throw .unavailable("\(tcti): \(Self.text(rc))")
+            tss.Tss2_TctiLdr_Finalize!(&tctiContext)
+            throw .unavailable("\(tcti): \(text(rc))")
         }
         context = esys
     }
 
     deinit {
-        for handle in handles.reversed() { _ = Esys_FlushContext(context, handle) }
-        Esys_Finalize(&context)
-        Tss2_TctiLdr_Finalize(&tctiContext)
+        for handle in handles.reversed() { _ = tss.Esys_FlushContext!(context, handle) }
+        tss.Esys_Finalize!(&context)
+        tss.Tss2_TctiLdr_Finalize!(&tctiContext)
     }
 
     /// Runs `body` over a new connection to the TPM `tcti` names.
@@ -69,21 +74,21 @@ final class TPMSession {
                                      attributes: TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION)
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
         var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
-        defer { Esys_Free(outPrivate); Esys_Free(outPublic) }
-        try check(Esys_Create(context, primary, hmac, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &inPublic, &outsideInfo,
+        defer { tss.Esys_Free!(outPrivate); tss.Esys_Free!(outPublic) }
+        try check(tss.Esys_Create!(context, primary, hmac, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &inPublic, &outsideInfo,
                               &creationPCR, &outPrivate, &outPublic, nil, nil, nil), "create the sealed object")
         guard let outPrivate, let outPublic else { throw .failed("the TPM returned no sealed object") }
-        return TPMSealedObject(publicArea: try Self.marshal(outPublic.pointee), privateArea: try Self.marshal(outPrivate.pointee))
+        return TPMSealedObject(publicArea: try marshal(outPublic.pointee), privateArea: try marshal(outPrivate.pointee))
     }
 
     func unseal(_ object: TPMSealedObject, pcrs: PCRSelection, pinAuth: SecureBytes?) throws(TPMError) -> SecureBytes {
         let primary = try storageKey()
-        var inPublic = try Self.unmarshalPublic(object.publicArea)
-        var inPrivate = try Self.unmarshalPrivate(object.privateArea)
+        var inPublic = try unmarshalPublic(object.publicArea)
+        var inPrivate = try unmarshalPrivate(object.privateArea)
         var loaded = ESYS_TR_NONE
-        let rc = Esys_Load(context, primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &inPrivate, &inPublic, &loaded)
+        let rc = tss.Esys_Load!(context, primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &inPrivate, &inPublic, &loaded)
         // A TPM with other seeds cannot check the private area's integrity: it is not this one's.
-        guard rc == TSS2_RC_SUCCESS else { throw Self.isLoadRefusal(rc) ? .anotherTPM : Self.error(rc, "load the sealed object") }
+        guard rc == TSS2_RC_SUCCESS else { throw Self.isLoadRefusal(rc) ? .anotherTPM : error(rc, "load the sealed object") }
         handles.append(loaded)
         let policy = try saltedSession(type: TPM2_SE_POLICY, salt: primary,
                                        attributes: TPMA_SESSION_ENCRYPT | TPMA_SESSION_CONTINUESESSION)
@@ -91,13 +96,13 @@ final class TPMSession {
         var auth = TPM2B_AUTH()
         defer { Self.wipe(&auth) }
         pinAuth?.withUnsafeBytes { Self.copy($0, into: &auth.buffer, size: &auth.size) }
-        try check(Esys_TR_SetAuth(context, loaded, &auth), "set the PIN")
+        try check(tss.Esys_TR_SetAuth!(context, loaded, &auth), "set the PIN")
         var outData: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
         defer {
             if let outData { Self.wipe(&outData.pointee) }
-            Esys_Free(outData)
+            tss.Esys_Free!(outData)
         }
-        try check(Esys_Unseal(context, loaded, policy, ESYS_TR_NONE, ESYS_TR_NONE, &outData), "unseal")
+        try check(tss.Esys_Unseal!(context, loaded, policy, ESYS_TR_NONE, ESYS_TR_NONE, &outData), "unseal")
         guard let outData else { throw .failed("the TPM returned nothing") }
         do {
             let secret = try SecureBytes(count: Int(outData.pointee.size))
@@ -116,7 +121,7 @@ final class TPMSession {
         values.count = 1
         values.digests.0.hashAlg = TPM2_ALG_SHA256
         withUnsafeMutableBytes(of: &values.digests.0.digest) { $0.copyBytes(from: digest) }
-        try check(Esys_PCR_Extend(context, ESYS_TR(ESYS_TR_PCR0 + UInt32(index)), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &values),
+        try check(tss.Esys_PCR_Extend!(context, ESYS_TR(ESYS_TR_PCR0 + UInt32(index)), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &values),
                   "extend PCR \(index)")
     }
 
@@ -142,13 +147,13 @@ final class TPMSession {
         var outsideInfo = TPM2B_DATA()
         var creationPCR = TPML_PCR_SELECTION()
         var handle = ESYS_TR_NONE
-        let rc = Esys_CreatePrimary(context, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &inPublic,
+        let rc = tss.Esys_CreatePrimary!(context, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &inPublic,
                                     &outsideInfo, &creationPCR, &handle, nil, nil, nil, nil)
         guard rc == TSS2_RC_SUCCESS else {
             if Self.baseCode(rc) == Code.badAuth || Self.baseCode(rc) == Code.authFail {
-                throw .failed("the TPM's owner hierarchy has a password, which Coffer does not use; \(Self.text(rc))")
+                throw .failed("the TPM's owner hierarchy has a password, which Coffer does not use; \(text(rc))")
             }
-            throw Self.error(rc, "make the storage key")
+            throw error(rc, "make the storage key")
         }
         handles.append(handle)
         return handle
@@ -161,10 +166,10 @@ final class TPMSession {
         symmetric.keyBits.aes = 128
         symmetric.mode.aes = TPM2_ALG_CFB
         var session = ESYS_TR_NONE
-        try check(Esys_StartAuthSession(context, salt, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, nil, type,
+        try check(tss.Esys_StartAuthSession!(context, salt, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, nil, type,
                                         &symmetric, TPM2_ALG_SHA256, &session), "start a session")
         handles.append(session)
-        try check(Esys_TRSess_SetAttributes(context, session, attributes, 0xff), "set the session's attributes")
+        try check(tss.Esys_TRSess_SetAttributes!(context, session, attributes, 0xff), "set the session's attributes")
         return session
     }
 
@@ -173,13 +178,13 @@ final class TPMSession {
         var symmetric = TPMT_SYM_DEF()
         symmetric.algorithm = TPM2_ALG_NULL
         var trial = ESYS_TR_NONE
-        try check(Esys_StartAuthSession(context, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, nil,
+        try check(tss.Esys_StartAuthSession!(context, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, nil,
                                         TPM2_SE_TRIAL, &symmetric, TPM2_ALG_SHA256, &trial), "start a trial session")
         handles.append(trial)
         try applyPolicy(trial, pcrs: pcrs)
         var digest: UnsafeMutablePointer<TPM2B_DIGEST>?
-        defer { Esys_Free(digest) }
-        try check(Esys_PolicyGetDigest(context, trial, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &digest), "read the policy")
+        defer { tss.Esys_Free!(digest) }
+        try check(tss.Esys_PolicyGetDigest!(context, trial, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &digest), "read the policy")
         guard let digest else { throw .failed("the TPM returned no policy digest") }
         return digest.pointee
     }
@@ -195,9 +200,9 @@ final class TPMSession {
             selection.pcrSelections.0.pcrSelect.1 = UInt8(truncatingIfNeeded: pcrs.mask >> 8)
             selection.pcrSelections.0.pcrSelect.2 = UInt8(truncatingIfNeeded: pcrs.mask >> 16)
             var empty = TPM2B_DIGEST()
-            try check(Esys_PolicyPCR(context, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &empty, &selection), "bind to the PCRs")
+            try check(tss.Esys_PolicyPCR!(context, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &empty, &selection), "bind to the PCRs")
         }
-        try check(Esys_PolicyAuthValue(context, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE), "require the PIN")
+        try check(tss.Esys_PolicyAuthValue!(context, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE), "require the PIN")
     }
 
     // MARK: Response codes
@@ -210,7 +215,7 @@ final class TPMSession {
     }
 
     private func check(_ rc: TSS2_RC, _ what: String) throws(TPMError) {
-        guard rc == TSS2_RC_SUCCESS else { throw Self.error(rc, what) }
+        guard rc == TSS2_RC_SUCCESS else { throw error(rc, what) }
     }
 
     /// The TPM's own response code without its handle, session or parameter number; other
@@ -220,8 +225,8 @@ final class TPMSession {
         return rc & 0x80 != 0 ? rc & 0xBF : rc & 0xFFF
     }
 
-    private static func error(_ rc: TSS2_RC, _ what: String) -> TPMError {
-        switch baseCode(rc) {
+    private func error(_ rc: TSS2_RC, _ what: String) -> TPMError {
+        switch Self.baseCode(rc) {
         case Code.authFail, Code.badAuth: .wrongPIN
         case Code.policyFail, Code.pcrChanged: .pcrsChanged
         case Code.lockout: .lockedOut
@@ -234,8 +239,8 @@ final class TPMSession {
         [Code.integrity, Code.binding, Code.size, Code.key, Code.value].contains(baseCode(rc))
     }
 
-    private static func text(_ rc: TSS2_RC) -> String {
-        Tss2_RC_Decode(rc).map { String(cString: $0) } ?? String(rc, radix: 16)
+    private func text(_ rc: TSS2_RC) -> String {
+        tss.Tss2_RC_Decode!(rc).map { String(cString: $0) } ?? String(rc, radix: 16)
     }
 
     /// tpm2-tss writes every refused command to stderr (a wrong PIN among them); what matters
@@ -258,17 +263,17 @@ final class TPMSession {
         withUnsafeMutableBytes(of: &value) { CofferCrypto.wipe($0.baseAddress, $0.count) }
     }
 
-    private static func marshal(_ value: TPM2B_PUBLIC) throws(TPMError) -> [UInt8] {
+    private func marshal(_ value: TPM2B_PUBLIC) throws(TPMError) -> [UInt8] {
         var value = value
-        return try marshalled(MemoryLayout<TPM2B_PUBLIC>.size) { Tss2_MU_TPM2B_PUBLIC_Marshal(&value, $0, $1, $2) }
+        return try marshalled(MemoryLayout<TPM2B_PUBLIC>.size) { tss.Tss2_MU_TPM2B_PUBLIC_Marshal!(&value, $0, $1, $2) }
     }
 
-    private static func marshal(_ value: TPM2B_PRIVATE) throws(TPMError) -> [UInt8] {
+    private func marshal(_ value: TPM2B_PRIVATE) throws(TPMError) -> [UInt8] {
         var value = value
-        return try marshalled(MemoryLayout<TPM2B_PRIVATE>.size) { Tss2_MU_TPM2B_PRIVATE_Marshal(&value, $0, $1, $2) }
+        return try marshalled(MemoryLayout<TPM2B_PRIVATE>.size) { tss.Tss2_MU_TPM2B_PRIVATE_Marshal!(&value, $0, $1, $2) }
     }
 
-    private static func marshalled(_ capacity: Int,
+    private func marshalled(_ capacity: Int,
                                    _ body: (UnsafeMutablePointer<UInt8>, Int, UnsafeMutablePointer<Int>) -> TSS2_RC) throws(TPMError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: capacity)
         var offset = 0
@@ -277,18 +282,18 @@ final class TPMSession {
         return Array(bytes[..<offset])
     }
 
-    private static func unmarshalPublic(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PUBLIC {
+    private func unmarshalPublic(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PUBLIC {
         var value = TPM2B_PUBLIC()
         var offset = 0
-        let rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value)
+        let rc = tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal!(bytes, bytes.count, &offset, &value)
         guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .anotherTPM }
         return value
     }
 
-    private static func unmarshalPrivate(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PRIVATE {
+    private func unmarshalPrivate(_ bytes: [UInt8]) throws(TPMError) -> TPM2B_PRIVATE {
         var value = TPM2B_PRIVATE()
         var offset = 0
-        let rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value)
+        let rc = tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal!(bytes, bytes.count, &offset, &value)
         guard rc == TSS2_RC_SUCCESS, offset == bytes.count else { throw .anotherTPM }
         return value
     }

@@ -54,4 +54,15 @@ import TPMKit
             return why.contains("/nonexistent/tpmrm0")
         }
     }
+
+    /// tpm2-tss (and the OpenSSL it needs) is loaded when a TPM is first used: the daemon and
+    /// the CLI do not link it, so a cofferd that never uses a TPM maps none of it.
+    @Test func theProgramsLoadTpm2TssOnlyWhenATPMIsUsed() throws {
+        for program in ["cofferd", "coffer"] {
+            let path = try #require(Executables.built(program))
+            let dynamic = try ChildProcess("readelf", arguments: ["-d", path], environment: ["PATH": "/usr/bin:/bin"]).wait(timeout: 30)
+            #expect(dynamic.succeeded && dynamic.stdout.contains("libdbus-1"), "\(dynamic)")
+            #expect(!dynamic.stdout.contains("libtss2") && !dynamic.stdout.contains("libcrypto"), "\(program) links tpm2-tss")
+        }
+    }
 }
