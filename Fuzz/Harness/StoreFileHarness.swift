@@ -7,7 +7,7 @@ import CofferStore
 /// index, meta and removal records), read at once and read in two steps as a growing file is;
 /// then, for files sealed with the seed password, unlocked, verified and every item opened.
 /// The file is read a second time with every record checksum made valid, and the input also
-/// goes straight to the attribute-index, item-payload and access-rules decoders, which in a
+/// goes straight to the attribute-index, item-payload, access-rules and sync-record decoders, which in a
 /// file sit behind a checksum or an authentication tag.
 ///
 /// Besides crashes, it traps when a parsed log breaks a promise the store relies on: its valid
@@ -25,6 +25,9 @@ public enum StoreFileHarness {
         if let payload = try? SecureBytes(bytes) { readPayload(payload) }
         if let slots = try? KeySlotsFile.decode(bytes, file: "fuzz.keys") {
             expect((try? KeySlotsFile.decode(slots.encoded(), file: "fuzz.keys"))?.slots == slots.slots, "key slots do not survive encoding")
+        }
+        if let record = try? SyncRecord(decoding: bytes) {
+            expect((try? SyncRecord(decoding: record.encoded())) == record, "a sync record does not survive encoding")
         }
         readFile(bytes)
         if let fixed = withValidRecordChecksums(bytes), fixed != bytes { readFile(fixed) }

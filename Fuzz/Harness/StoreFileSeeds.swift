@@ -5,7 +5,8 @@ import Foundation
 
 /// Seeds for `StoreFileHarness`: collection files written by the store itself (password
 /// `StoreFileHarness.password`, fast KDF parameters) after typical histories (one with batches
-/// of several changes), a torn one, one with reserved space, and the decoders' own inputs (an item payload, an attribute index).
+/// of several changes), a torn one, one with reserved space, and the decoders' own inputs (an item payload, an attribute index,
+/// sync records).
 enum StoreFileSeeds {
     static func all() throws -> [Seed] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fuzz-seeds-\(UUID().uuidString)").path
@@ -50,6 +51,11 @@ enum StoreFileSeeds {
                                     created: 1_700_000_000, modified: 1_700_000_001)
         let payload = try ItemPayload.encode(metadata, secret: try SecureBytes(Array("hunter2".utf8)))
         let hasher = try AttributeHasher(lookupKey: Array(repeating: 1, count: 32))
+        // Since 0.5: the records of a synced collection's device files.
+        let device = DeviceID(Array(repeating: 0xAB, count: 16))!
+        let version = ChangeVersion(timestamp: HLCTimestamp(milliseconds: 1_800_000_000_000, counter: 3), device: device)
+        let syncChange = SyncRecord.change(SyncChange(item: SyncItemID(Array(repeating: 1, count: 16))!, version: version,
+                                                      replaces: [version], content: .item([1, 2, 3])))
         return [
             Seed(name: "store-empty", bytes: try file(empty)),
             Seed(name: "store-two-items", bytes: twoItems),
@@ -61,6 +67,8 @@ enum StoreFileSeeds {
             Seed(name: "store-creators-and-rules", bytes: try file(rules)),
             Seed(name: "access-rules", bytes: AccessCoding.encode(access)),
             Seed(name: "store-batches", bytes: try file(batches)),
+            Seed(name: "sync-record-change", bytes: syncChange.encoded()),
+            Seed(name: "sync-record-merged", bytes: SyncRecord.merged([device: 4]).encoded()),
         ]
     }
 }

@@ -6,9 +6,9 @@ import CofferCore
 ///
 /// ```
 /// u8 kind
-/// 1 change: 16 item, version, u16 n + n versions it replaces,
+/// 1 change: 16 item, version, u32 n + n versions it replaces,
 ///           u8 content (1 item: u32+bytes sealed content, 2 deleted)
-/// 2 merged: u16 n + n × (16 device, u64 records of its file merged)
+/// 2 merged: u32 n + n × (16 device, u64 records of its file merged)
 /// version: u64 milliseconds, u32 counter, 16 device
 /// ```
 /// Its plain text holds no label, attribute or secret: an item's content stays sealed by
@@ -23,14 +23,14 @@ package enum SyncRecord: Hashable, Sendable {
         let why: String
     }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: 128)
         switch self {
         case .change(let change):
             w.u8(1)
             w.raw(change.item.bytes)
             Self.encode(change.version, into: &w)
-            w.u16(UInt16(change.replaces.count))
+            w.u32(UInt32(change.replaces.count))
             for version in change.replaces.sorted() { Self.encode(version, into: &w) }
             switch change.content {
             case .item(let sealed):
@@ -41,7 +41,7 @@ package enum SyncRecord: Hashable, Sendable {
             }
         case .merged(let counts):
             w.u8(2)
-            w.u16(UInt16(counts.count))
+            w.u32(UInt32(counts.count))
             for (device, count) in counts.sorted(by: { $0.key < $1.key }) {
                 w.raw(device.bytes)
                 w.u64(count)
@@ -56,7 +56,7 @@ package enum SyncRecord: Hashable, Sendable {
         w.raw(version.device.bytes)
     }
 
-    init(decoding bytes: [UInt8]) throws(CofferError) {
+    package init(decoding bytes: [UInt8]) throws(CofferError) {
         var r = ByteReader(bytes)
         do {
             switch try r.u8() {
@@ -64,7 +64,7 @@ package enum SyncRecord: Hashable, Sendable {
                 guard let item = SyncItemID(Array(try r.raw(16))) else { throw Malformed(why: "an item id") }
                 let version = try Self.version(&r)
                 var replaces = Set<ChangeVersion>()
-                for _ in 0..<(try r.u16()) { replaces.insert(try Self.version(&r)) }
+                for _ in 0..<(try r.u32()) { replaces.insert(try Self.version(&r)) }
                 let content: SyncChange.Content
                 switch try r.u8() {
                 case 1: content = .item(Array(r.bytes[try r.fieldRange()]))
@@ -74,7 +74,7 @@ package enum SyncRecord: Hashable, Sendable {
                 self = .change(SyncChange(item: item, version: version, replaces: replaces, content: content))
             case 2:
                 var counts: [DeviceID: UInt64] = [:]
-                for _ in 0..<(try r.u16()) {
+                for _ in 0..<(try r.u32()) {
                     guard let device = DeviceID(Array(try r.raw(16))) else { throw Malformed(why: "a device id") }
                     counts[device] = try r.u64()
                 }
