@@ -175,7 +175,7 @@ let tpmTCTI = ProcessInfo.processInfo.environment[TPMDevice.environmentVariable]
 var unlockByTPM: (plain: Double, withPIN: Double)?
 if tpmTCTI != nil {
     let device = TPMDevice.configured(ProcessInfo.processInfo.environment)
-    let pin = try SecureBytes(Array("2468".utf8))
+    let pin = try SecureBytes(Array("246813".utf8))
     let plainSlot = try kdfFile.addTPMSlot(device, pin: nil, pcrs: .none, password: kdfPassword)
     let plain = try median(5) { _ in
         kdfFile.lock()

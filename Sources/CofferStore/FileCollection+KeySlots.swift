@@ -48,8 +48,15 @@ extension FileCollection {
     /// Adds a slot that `device` seals, bound to `pcrs` and to `pin` when given, opening the
     /// collection with `password`.
     package func addTPMSlot(_ device: TPMDevice, pin: SecureBytes?, pcrs: PCRSelection, password: SecureBytes) throws(CofferError) -> KeySlot {
-        try addSlot(.tpm(device, pin: pin, pcrs: pcrs), password: password)
+        if let pin, pin.count < Self.minimumPINLength {
+            throw .invalidArgument("a TPM PIN has at least \(Self.minimumPINLength) characters; nothing was changed")
+        }
+        return try addSlot(.tpm(device, pin: pin, pcrs: pcrs), password: password)
     }
+
+    /// The shortest TPM PIN accepted: the PIN is what stands between a program running as the
+    /// user and the slot wherever the TPM's lockout can be reset.
+    package static let minimumPINLength = 6
 
     private func addSlot(_ opener: KeySlot.Opener, password: SecureBytes) throws(CofferError) -> KeySlot {
         let slots = try changeSlots(openingWith: .password(password)) { slots, key throws(CofferError) in

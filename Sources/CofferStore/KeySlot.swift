@@ -10,7 +10,8 @@ import TPMKit
 /// u32 slot id (one above the highest id in the file when it was added)
 /// u64 created (seconds)
 /// password only: u32 t, u32 m (KiB), u32 p (Argon2id)
-/// TPM only: u32 PCR mask, u8 1 with a PIN else 0, u32+bytes public area, u32+bytes private area
+/// TPM only: u32 PCR mask, u8 1 with a PIN else 0, with a PIN its Argon2id parameters (as a
+///     password's), u32+bytes public area, u32+bytes private area
 /// u32+bytes salt (32)
 /// 12  nonce, u32+bytes sealed data key (32 + 16 tag)
 /// ```
@@ -65,7 +66,7 @@ package struct KeySlot: Sendable, Equatable {
     package let id: UInt32
     package let kind: Kind
     package let created: UInt64
-    /// The Argon2id parameters of a password slot; nil for other kinds.
+    /// The Argon2id parameters of a password slot, or of a TPM slot's PIN; nil otherwise.
     package let kdf: Argon2Parameters?
     /// The TPM's part of a TPM slot; nil for other kinds.
     package let tpm: TPMBinding?
@@ -76,18 +77,23 @@ package struct KeySlot: Sendable, Equatable {
     /// A new slot `id` sealing `dataKey` for `opener`; `context` is the slot file's start.
     static func seal(_ dataKey: SecureBytes, id: UInt32, opener: Opener, kdf: Argon2Parameters,
                      context: [UInt8]) throws(CofferError) -> KeySlot {
+        let salt = Random.bytes(32)
         var tpmSecret: SecureBytes?
         var tpm: TPMBinding?
+        var slotKDF: Argon2Parameters? = opener.kind == .password ? kdf : nil
         if case .tpm(let device, let pin, let pcrs) = opener {
             // A random secret only the TPM gives back; the slot's key is derived from it.
             let secret = try CofferError.catching { try Random.secureBytes(32) }
+            let pinKDF = Argon2Parameters(iterations: 1, memoryKiB: kdf.memoryKiB, parallelism: kdf.parallelism)
+            let pinAuth = try pin.map { pin throws(CofferError) in try Self.pinAuthorization(pin, salt: salt, kdf: pinKDF) }
             tpm = TPMBinding(pcrs: pcrs, hasPIN: pin != nil, object: try Self.tpmCall { () throws(TPMError) in
-                try device.seal(secret, pcrs: pcrs, pin: pin)
+                try device.seal(secret, pcrs: pcrs, pin: pinAuth)
             })
+            if pin != nil { slotKDF = pinKDF }
             tpmSecret = secret
         }
-        let unsealed = KeySlot(id: id, kind: opener.kind, created: Clock.now(), kdf: opener.kind == .password ? kdf : nil, tpm: tpm,
-                               salt: Random.bytes(32), nonce: Random.nonce(AESGCM.nonceLength), sealedKey: [])
+        let unsealed = KeySlot(id: id, kind: opener.kind, created: Clock.now(), kdf: slotKDF, tpm: tpm,
+                               salt: salt, nonce: Random.nonce(AESGCM.nonceLength), sealedKey: [])
         let keyEncryptionKey = try unsealed.keyEncryptionKey(opener, tpmSecret: tpmSecret)
         let sealed = try CofferError.catching {
             try AESGCM.seal(dataKey, key: keyEncryptionKey, nonce: unsealed.nonce, aad: context + unsealed.descriptor)
@@ -123,9 +129,15 @@ package struct KeySlot: Sendable, Equatable {
             }
         case .tpm(let device, let pin, _):
             guard let tpm else { throw .authenticationFailed }
-            if tpm.hasPIN, pin == nil { throw .invalidArgument("key slot \(id) (TPM) needs its PIN") }
-            let secret = if let tpmSecret { tpmSecret } else {
-                try Self.tpmCall { () throws(TPMError) in try device.unseal(tpm.object, pcrs: tpm.pcrs, pin: tpm.hasPIN ? pin : nil) }
+            if tpm.hasPIN, pin == nil { throw .invalidArgument("key slot \(id) (TPM) needs its PIN (coffer unlock --tpm --pin)") }
+            let secret: SecureBytes
+            if let tpmSecret {
+                secret = tpmSecret
+            } else {
+                let pinAuth = try tpm.hasPIN ? pin.map { pin throws(CofferError) in
+                    try Self.pinAuthorization(pin, salt: salt, kdf: kdf ?? .default)
+                } : nil
+                secret = try Self.tpmCall { () throws(TPMError) in try device.unseal(tpm.object, pcrs: tpm.pcrs, pin: pinAuth) }
             }
             return try CofferError.catching {
                 try HKDF.sha256(inputKeyMaterial: secret, salt: salt, info: Array("coffer tpm slot".utf8), outputLength: AESGCM.keyLength)
@@ -144,13 +156,26 @@ package struct KeySlot: Sendable, Equatable {
         }
     }
 
+    /// What a TPM slot's PIN becomes before the TPM sees it: Argon2id (one pass, the memory of
+    /// the password's), so that each guess costs that much even where the TPM's own lockout
+    /// can be reset (a TPM whose lockout has no password lets its owner's programs do that).
+    static func pinAuthorization(_ pin: SecureBytes, salt: [UInt8], kdf: Argon2Parameters) throws(CofferError) -> SecureBytes {
+        try stretched(pin, domain: 0x02, salt: salt, kdf: kdf)
+    }
+
     /// Argon2id over the password behind a fixed leading byte, so that an empty password
     /// (which libgcrypt's Argon2 refuses, and which gnome-keyring users rely on) works too.
     static func passwordKey(_ password: SecureBytes, salt: [UInt8], kdf: Argon2Parameters) throws(CofferError) -> SecureBytes {
+        try stretched(password, domain: 0x01, salt: salt, kdf: kdf)
+    }
+
+    /// Argon2id over `text` behind the byte `domain` (which keeps a password's key and a PIN's
+    /// apart), 32 bytes.
+    private static func stretched(_ text: SecureBytes, domain: UInt8, salt: [UInt8], kdf: Argon2Parameters) throws(CofferError) -> SecureBytes {
         try CofferError.catching {
-            let input = try SecureBytes(capacity: password.count + 1)
-            try input.append(UInt8(0x01))
-            try input.append(password)
+            let input = try SecureBytes(capacity: text.count + 1)
+            try input.append(domain)
+            try input.append(text)
             return try KDF.argon2id(password: input, salt: salt, parameters: kdf, outputLength: AESGCM.keyLength)
         }
     }
@@ -161,19 +186,30 @@ package struct KeySlot: Sendable, Equatable {
         w.u8(kind.rawValue)
         w.u32(id)
         w.u64(created)
-        if let kdf {
-            w.u32(kdf.iterations)
-            w.u32(kdf.memoryKiB)
-            w.u32(kdf.parallelism)
-        }
+        if let kdf, kind == .password { Self.encode(kdf, into: &w) }
         if let tpm {
             w.u32(tpm.pcrs.mask)
             w.u8(tpm.hasPIN ? 1 : 0)
+            if let kdf, tpm.hasPIN { Self.encode(kdf, into: &w) }
             w.field(tpm.object.publicArea)
             w.field(tpm.object.privateArea)
         }
         w.field(salt)
         return w.bytes
+    }
+
+    private static func encode(_ kdf: Argon2Parameters, into w: inout ByteWriter) {
+        w.u32(kdf.iterations)
+        w.u32(kdf.memoryKiB)
+        w.u32(kdf.parallelism)
+    }
+
+    private static func decodeKDF(_ r: inout ByteReader) throws -> Argon2Parameters {
+        let parameters = Argon2Parameters(iterations: try r.u32(), memoryKiB: try r.u32(), parallelism: try r.u32())
+        guard parameters.isAcceptableFromFile else {
+            throw KeySlotsFile.Malformed(why: "key derivation parameters out of range (t=\(parameters.iterations), m=\(parameters.memoryKiB) KiB, p=\(parameters.parallelism))")
+        }
+        return parameters
     }
 
     func encode(into w: inout ByteWriter) {
@@ -189,18 +225,13 @@ package struct KeySlot: Sendable, Equatable {
             let id = try r.u32()
             let created = try r.u64()
             var kdf: Argon2Parameters?
-            if kind == .password {
-                let parameters = Argon2Parameters(iterations: try r.u32(), memoryKiB: try r.u32(), parallelism: try r.u32())
-                guard parameters.isAcceptableFromFile else {
-                    throw KeySlotsFile.Malformed(why: "key derivation parameters out of range (t=\(parameters.iterations), m=\(parameters.memoryKiB) KiB, p=\(parameters.parallelism))")
-                }
-                kdf = parameters
-            }
+            if kind == .password { kdf = try decodeKDF(&r) }
             var tpm: TPMBinding?
             if kind == .tpm {
                 guard let pcrs = PCRSelection(mask: try r.u32()) else { throw KeySlotsFile.Malformed(why: "a TPM slot names PCRs above 23") }
                 let pin = try r.u8()
                 guard pin <= 1 else { throw KeySlotsFile.Malformed(why: "a TPM slot's PIN flag is \(pin)") }
+                if pin == 1 { kdf = try decodeKDF(&r) }
                 let publicArea = Array(r.bytes[try r.fieldRange()])
                 let privateArea = Array(r.bytes[try r.fieldRange()])
                 guard (1...1024).contains(publicArea.count), (1...1024).contains(privateArea.count) else {

@@ -66,6 +66,10 @@ package struct KeySlotsFile: Sendable {
         guard slots.count < Self.maxSlots else {
             throw .limitExceeded("a collection has at most \(Self.maxSlots) key slots; remove one first ('coffer slots remove')")
         }
+        if case .tpm(_, pin: .some, _) = opener, let withPIN = slots.first(where: { $0.tpm?.hasPIN == true }) {
+            // Every PIN offered goes to each PIN slot, and each wrong one counts in the TPM's lockout.
+            throw .invalidArgument("the collection has a TPM slot with a PIN already (slot \(withPIN.id)); remove it first ('coffer slots remove \(withPIN.id)')")
+        }
         let id = (slots.map(\.id).max() ?? 0) + 1
         let slot = try KeySlot.seal(dataKey, id: id, opener: opener, kdf: kdf, context: Self.context(uuid: uuid))
         return try KeySlotsFile(uuid: uuid, slots: slots + [slot], dataKey: dataKey)
@@ -151,6 +155,7 @@ package struct KeySlotsFile: Sendable {
             for _ in 0..<count { slots.append(try KeySlot.decode(&r)) }
             guard Set(slots.map(\.id)).count == count else { throw Malformed(why: "two key slots have the same id") }
             guard slots.count(where: { $0.kind == .password }) <= 1 else { throw Malformed(why: "it holds two password slots") }
+            guard slots.count(where: { $0.tpm?.hasPIN == true }) <= 1 else { throw Malformed(why: "it holds two TPM slots with a PIN") }
             let mac = Array(try r.raw(macLength))
             guard r.remaining == 0 else { throw Malformed(why: "bytes follow its end") }
             return KeySlotsFile(uuid: uuid, slots: slots, mac: mac)

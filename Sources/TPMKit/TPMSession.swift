@@ -27,7 +27,8 @@ final class TPMSession {
         var tctiHandle: OpaquePointer?
         var rc = tss.Tss2_TctiLdr_Initialize!(tcti, &tctiHandle)
         guard rc == TSS2_RC_SUCCESS, let tctiHandle else {
-            throw .unavailable("\(tcti): \(text(rc)); a TPM device needs membership of the group that owns it, usually 'tss'")
+            let hint = tcti.hasPrefix("device:") ? "; a TPM device needs membership of the group that owns it, usually 'tss'" : ""
+            throw .unavailable("\(tcti): \(text(rc))\(hint)")
         }
         tctiContext = tctiHandle
         var esys: OpaquePointer?
@@ -61,7 +62,9 @@ final class TPMSession {
         inPublic.publicArea.type = TPM2_ALG_KEYEDHASH
         inPublic.publicArea.nameAlg = TPM2_ALG_SHA256
         // Bound to this TPM and this parent; usable only through its policy (no userWithAuth).
-        inPublic.publicArea.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT
+        // Without a PIN there is nothing to guess: the TPM's lockout (after others' wrong
+        // PINs) does not stop this object.
+        inPublic.publicArea.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | (pinAuth == nil ? TPMA_OBJECT_NODA : 0)
         inPublic.publicArea.authPolicy = policy
         inPublic.publicArea.parameters.keyedHashDetail.scheme.scheme = TPM2_ALG_NULL
         var sensitive = TPM2B_SENSITIVE_CREATE()

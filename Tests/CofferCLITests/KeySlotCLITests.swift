@@ -91,13 +91,23 @@ struct KeySlotCLITests {
         let refused = try cli.run(["slots", "add-tpm", "--collection", "work", "--pcrs", "7,24", "--password-stdin"], stdin: cli.withPassword())
         #expect(refused.status == 2 && refused.stderr.contains("0 to 23"), "\(refused.stderr)")
         let added = try cli.run(["slots", "add-tpm", "--collection", "work", "--pcrs", "16", "--pin", "--password-stdin"],
-                                stdin: cli.withPassword("2468\n"))
+                                stdin: cli.withPassword("246813\n"))
         #expect(added.status == 0 && added.stdout.contains("unlock --tpm --pin"), "\(added)")
         #expect(try cli.run(["slots", "--collection", "work"]).stdout.contains("TPM (PCRs 16, PIN)"))
+        // One PIN slot per collection (each PIN offered would count against every one), of
+        // at least 6 characters.
+        let second = try cli.run(["slots", "add-tpm", "--collection", "work", "--pin", "--password-stdin"], stdin: cli.withPassword("97531086\n"))
+        #expect(second.status == 2 && second.stderr.contains("remove it first"), "\(second.stderr)")
+        try #require(try cli.run(["slots", "remove", "2", "--collection", "work", "--password-stdin"], stdin: cli.withPassword()).status == 0)
+        let short = try cli.run(["slots", "add-tpm", "--collection", "work", "--pin", "--password-stdin"], stdin: cli.withPassword("1234\n"))
+        #expect(short.status == 2 && short.stderr.contains("at least 6"), "\(short.stderr)")
+        let again = try cli.run(["slots", "add-tpm", "--collection", "work", "--pcrs", "16", "--pin", "--password-stdin"],
+                                stdin: cli.withPassword("246813\n"))
+        #expect(again.status == 0, "\(again.stderr)")
 
-        let opened = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "2468\n")
+        let opened = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "246813\n")
         #expect(opened.status == 0, "\(opened.stderr)")
-        let wrong = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "1357\n")
+        let wrong = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "135724\n")
         #expect(wrong.status == 3 && wrong.stderr.contains("wrong TPM PIN"), "\(wrong.stderr)")
         let noPIN = try cli.run(["unlock", "--tpm", "--collection", "work"])
         #expect(noPIN.status == 2 && noPIN.stderr.contains("needs its PIN"), "\(noPIN.stderr)")
@@ -105,7 +115,7 @@ struct KeySlotCLITests {
         // Another machine's TPM: refused with the reason, status 3, not counted as a guess.
         let other = try SoftwareTPM()
         cli.extraEnvironment = other.environment()
-        let elsewhere = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "2468\n")
+        let elsewhere = try cli.run(["unlock", "--tpm", "--pin", "--collection", "work", "--password-stdin"], stdin: "246813\n")
         #expect(elsewhere.status == 3 && elsewhere.stderr.contains("another TPM"), "\(elsewhere.stderr)")
     }
 }

@@ -43,17 +43,28 @@ import TPMKit
         let tpm = try SoftwareTPM()
         let device = TPMDevice(tcti: tpm.tcti)
         let (keychain, collection) = try KeySlotTests.collection(fixture, clock: clock)
-        _ = try collection.addTPMSlot(device, pin: password("2468"), pcrs: .none, password: password("pw"))
+        _ = try collection.addTPMSlot(device, pin: password("246813"), pcrs: .none, password: password("pw"))
         collection.lock()
         // No PIN at all is not a guess: the slot needs one.
         #expect { try collection.unlock(tpm: device, pin: nil) } throws: { "\($0)".contains("needs its PIN") }
         #expect(collection.secondsBeforeNextUnlock == 0)
-        #expect(throws: CofferError.authenticationFailed) { try collection.unlock(tpm: device, pin: password("1357")) }
-        #expect(throws: CofferError.throttled("work", seconds: 1)) { try collection.unlock(tpm: device, pin: password("2468")) }
+        #expect(throws: CofferError.authenticationFailed) { try collection.unlock(tpm: device, pin: password("135724")) }
+        #expect(throws: CofferError.throttled("work", seconds: 1)) { try collection.unlock(tpm: device, pin: password("246813")) }
         #expect(throws: CofferError.throttled("work", seconds: 1)) { try collection.unlock(password: password("pw")) }
         clock.advance(by: 1000)
-        try collection.unlock(tpm: device, pin: password("2468"))
+        try collection.unlock(tpm: device, pin: password("246813"))
         #expect(!collection.isLocked)
+
+        // What the TPM holds is bound to the PIN through Argon2id, not to the PIN itself: a
+        // program that unseals the object directly, past the throttle, pays Argon2id per guess.
+        let slot = try #require(try collection.keySlots().first { $0.kind == .tpm })
+        let object = try #require(slot.tpm?.object)
+        #expect(throws: TPMError.wrongPIN) { try device.unseal(object, pcrs: .none, pin: password("246813")) }
+        #expect(slot.kdf != nil)
+        // A PIN shorter than 6 characters is refused.
+        #expect { try collection.addTPMSlot(device, pin: password("12345"), pcrs: .none, password: password("pw")) } throws: {
+            "\($0)".contains("at least 6")
+        }
     }
 
     @Test func aPCRBoundSlotRefusesOnceThePCRChanges() throws {

@@ -32,6 +32,23 @@ import TPMKit
         #expect(text(try device.unseal(object, pcrs: .none, pin: try secret("1234"))) == "key")
     }
 
+    /// Wrong PINs put the TPM in lockout; an object sealed without a PIN has nothing to guess
+    /// and still unseals (else any program could lock a login without a password out).
+    @Test func anObjectWithoutAPINStillUnsealsWhileTheTPMIsInLockout() throws {
+        let tpm = try SoftwareTPM()
+        let device = TPMDevice(tcti: tpm.tcti)
+        let guarded = try device.seal(try secret("guarded"), pcrs: .none, pin: try secret("right PIN"))
+        let free = try device.seal(try secret("free"), pcrs: .none, pin: nil)
+        var outcomes: [TPMError] = []
+        for _ in 0..<10 {
+            let wrong = try secret("wrong PIN")
+            do { _ = try device.unseal(guarded, pcrs: .none, pin: wrong) } catch { outcomes.append(error) }
+        }
+        #expect(outcomes.contains(.lockedOut), "\(outcomes)")
+        #expect(throws: TPMError.lockedOut) { try device.unseal(guarded, pcrs: .none, pin: try secret("right PIN")) }
+        #expect(text(try device.unseal(free, pcrs: .none, pin: nil)) == "free")
+    }
+
     @Test func aPCRBoundSecretUnsealsOnlyWhileThePCRsHoldTheirValues() throws {
         let tpm = try SoftwareTPM()
         let device = TPMDevice(tcti: tpm.tcti)

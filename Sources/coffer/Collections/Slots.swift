@@ -107,9 +107,11 @@ struct Slots: ParsableCommand {
             backup); it does not protect against someone who starts this machine and logs in as \
             you. --pcrs binds the slot to the boot state too: it then refuses if the firmware, \
             boot loader or Secure Boot settings change (PCR 7 is Secure Boot's state), and the \
-            password or a recovery key is needed until a new slot is made. --pin asks for a PIN \
-            (or reads it from the second line of stdin with --password-stdin); wrong PINs count \
-            as wrong passwords, and in the TPM's own lockout.
+            password or a recovery key is needed until a new slot is made. --pin asks for a PIN of \
+            at least 6 characters (or reads it from the second line of stdin with \
+            --password-stdin); wrong PINs count as wrong passwords, and in the TPM's own \
+            lockout. A collection has one slot with a PIN. Where the TPM's lockout has no \
+            password (most), a program running as you can reset it: choose a long PIN.
 
             The TPM is /dev/tpmrm0, which needs membership of its group (usually 'tss'), or \
             the one $COFFER_TPM_TCTI names in tpm2-tss's terms.

@@ -50,7 +50,7 @@ struct Unlock: ParsableCommand {
         let collection = try access.resolve(try target.name(or: id))
         if tpm {
             let input = InputSource(passwordFromStdin: passwords.passwordStdin)
-            let pin = try pin ? input.password(for: collection, prompt: "TPM PIN for '\(collection)': ") : nil
+            let pin = try pin ? input.password(for: collection, prompt: "TPM PIN for '\(collection)': ", what: "TPM PIN") : nil
             try Slots.wrongPasswordMeansLocked(collection, message: "wrong TPM PIN for collection '\(collection)'; nothing was changed") {
                 try access.keychain.unlockWithTPM(collection, pin: pin)
             }

@@ -56,6 +56,8 @@ struct CLIError: Error {
             self = .locked("wrong password; nothing was changed")
         case .invalidArgument(let what):
             self = .usage("invalid argument: \(what)")
+        case .storeCorrupt(let file, let reason) where file.hasSuffix(".keys"):
+            self = .storeFailure("store file \(file) is damaged (\(reason)); it was left untouched. It holds every way into the collection: put back the copy saved with the collection's .coffer file, or restore the collection from a backup (coffer import backup FILE)")
         case .storeCorrupt(let file, let reason):
             self = .storeFailure("store file \(file) is damaged (\(reason)); it was left untouched. Restore it from a backup or move it aside")
         case .io(let what):

@@ -24,12 +24,12 @@ final class InputSource {
     /// Whether passwords are asked on the terminal (so a wrong one may be asked again).
     var asksOnTerminal: Bool { !(passwordFromStdin && !stdinIsTerminal) }
 
-    /// The password of `collection`.
-    func password(for collection: CollectionID, prompt: String? = nil) throws -> SecureBytes {
+    /// The password of `collection` (or another secret of it: `what`).
+    func password(for collection: CollectionID, prompt: String? = nil, what: String = "password") throws -> SecureBytes {
         if passwordFromStdin && !stdinIsTerminal {
-            return try stdinLine(what: "the password of '\(collection)'")
+            return try stdinLine(what: "the \(what) of '\(collection)'")
         }
-        try requireTerminal(for: "the password of '\(collection)'")
+        try requireTerminal(for: "the \(what) of '\(collection)'")
         return try Terminal.readHidden(prompt: prompt ?? "Password for '\(collection)': ")
     }
 

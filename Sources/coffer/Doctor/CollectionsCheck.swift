@@ -58,7 +58,9 @@ enum CollectionsCheck {
         } catch .storeCorrupt(let file, let reason) {
             return Finding("collection", .problem,
                            "'\(id)' is damaged: \(file) \(reason); it is left untouched and cannot be opened",
-                           fix: "restore it from a backup (coffer import backup FILE), or move it aside to start afresh: mv \(shellQuoted(file)) \(shellQuoted(file + ".damaged"))")
+                           fix: file.hasSuffix(".keys")
+                               ? "its key slots are every way into the collection: put back the \(id).keys saved with this \(id).coffer (a copy of the data directory), or restore the collection from a backup (coffer import backup FILE)"
+                               : "restore it from a backup (coffer import backup FILE), or move it aside to start afresh: mv \(shellQuoted(file)) \(shellQuoted(file + ".damaged"))")
         } catch {
             return Finding("collection", .problem, "'\(id)': \(CLIError.from(error).message)",
                            fix: "check the permissions of \(directory)")

@@ -108,7 +108,7 @@ final class DirectKeychain: KeychainBackend {
                                     detail: "TPM key slot, by coffer"))
         } catch {
             audit.record(AuditEvent(action: .unlock, outcome: .failed, application: program, collection: id, label: label,
-                                    detail: isWrongPassword(error) ? "wrong TPM PIN given to coffer" : "TPM key slot, by coffer"))
+                                    detail: isWrongPassword(error) ? "wrong TPM PIN given to coffer" : "TPM key slot, by coffer: \(error)"))
             throw error
         }
     }
