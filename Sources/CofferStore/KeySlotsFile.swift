@@ -1,5 +1,6 @@
 import CofferCore
 import CofferCrypto
+import SystemKit
 
 /// A collection's key slots (see `KeySlot`), in `<id>.keys` beside its file.
 ///
@@ -172,6 +173,8 @@ package struct KeySlotsFile: Sendable {
     package static func read(directory: String, id: CollectionID) throws(CofferError) -> KeySlotsFile? {
         let path = path(directory, id)
         guard try PosixFile.identity(of: path) != nil else { return nil }
+        // A FIFO or a device put in its place would block the open or the read.
+        guard (try? FileStatus.of(path))?.kind == .regular else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
         let file = try PosixFile(path: path, writable: false)
         let (_, size) = try file.status()
         guard size <= 1 << 16 else { throw .storeCorrupt(file: path, reason: "it is \(size) bytes, far more than key slots take") }

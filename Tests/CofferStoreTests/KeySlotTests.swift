@@ -150,6 +150,18 @@ import Testing
         #expect(collection.secondsBeforeNextUnlock == 0)
     }
 
+    /// A FIFO in the keys file's place is damage, not an unlock that waits forever.
+    @Test func aFIFOInPlaceOfTheKeysFileIsDamage() throws {
+        let fixture = try StoreFixture()
+        let (keychain, collection) = try Self.collection(fixture)
+        try keychain.lock(work)
+        collection.lock()
+        try FileManager.default.removeItem(atPath: keysPath(fixture))
+        #expect(mkfifo(keysPath(fixture), 0o600) == 0)
+        #expect { try collection.unlock(password: password("pw")) } throws: { reportsDamage(to: "work.keys", $0) }
+        #expect { try collection.keySlots() } throws: { reportsDamage(to: "work.keys", $0) }
+    }
+
     /// A recovery key offered to a collection that has no recovery slot is told so, and is not
     /// counted as a wrong guess.
     @Test func aRecoveryKeyForACollectionWithoutOneIsNotAGuess() throws {
