@@ -32,6 +32,23 @@ package enum ItemPayload {
         try decode(payload).metadata
     }
 
+    /// The metadata and a copy of the secret (in secure memory): an item's whole content, as
+    /// another device's change carries it.
+    package static func item(from payload: SecureBytes) throws(CofferError) -> (ItemMetadata, Secret) {
+        let (metadata, range) = try decode(payload)
+        let secret = try CofferError.catching { try payload.slice(range) }
+        return (metadata, Secret(bytes: secret, contentType: metadata.contentType))
+    }
+
+    /// What an item holds that a user can change — its label, attributes, content type and
+    /// secret — without its times or creator, which each device keeps its own way: two devices
+    /// holding the same item have the same canonical payload.
+    package static func canonical(_ payload: SecureBytes) throws(CofferError) -> SecureBytes {
+        var (metadata, secret) = try item(from: payload)
+        (metadata.created, metadata.modified, metadata.creator) = (0, 0, nil)
+        return try encode(metadata, secret: secret.bytes)
+    }
+
     private static func appendField(_ bytes: [UInt8], to out: SecureBytes) throws {
         try out.appendUInt32LE(UInt32(bytes.count))
         try out.append(bytes)

@@ -1,5 +1,6 @@
 import CofferCore
 import CofferCrypto
+import SystemKit
 
 /// One device's file of changes to a synced collection, in the folder a sync tool carries
 /// (`<folder>/<collection uuid>/<device id>.csync`): appended to by that device alone, so a
@@ -93,20 +94,29 @@ package struct SyncDeviceFile: Sendable {
             contents.problem = .incompleteTail
             return contents
         }
+        // A FIFO or a device in its place would block the read: damage, not a wait.
+        guard (try? FileStatus.of(path))?.kind == .regular else {
+            contents.problem = .damaged("it is not a regular file")
+            return contents
+        }
         let file = try PosixFile(path: path, writable: false)
-        let bytes = try file.read(at: 0, count: size)
-        guard bytes.count >= Self.headerLength else {
+        guard size >= Self.headerLength else {
             contents.problem = .incompleteTail
             return contents
         }
-        guard Array(bytes[..<Self.headerLength]) == header else {
-            contents.problem = .damaged(Array(bytes[..<8]) == Self.magic ? "it belongs to another collection, device or format version"
+        let start = max(start, Self.headerLength)
+        let head = try file.read(at: 0, count: Self.headerLength)
+        guard head == header else {
+            contents.problem = .damaged(Array(head[..<8]) == Self.magic ? "it belongs to another collection, device or format version"
                                         : "it is not a Coffer sync file")
             return contents
         }
-        var offset = max(start, Self.headerLength)
+        contents.end = start
+        guard size > start else { return contents }
+        // Only what follows the last read: a read costs what arrived, not the whole file.
+        let bytes = try file.read(at: start, count: size - start)
+        var offset = 0
         var position = first
-        contents.end = offset
         while offset < bytes.count {
             guard bytes.count - offset >= 4 else { contents.problem = .incompleteTail; break }
             var lengthReader = ByteReader(bytes, from: offset)
@@ -125,7 +135,7 @@ package struct SyncDeviceFile: Sendable {
             }
             offset += 4 + length
             position += 1
-            contents.end = offset
+            contents.end = start + offset
         }
         return contents
     }

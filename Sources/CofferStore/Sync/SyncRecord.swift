@@ -92,7 +92,7 @@ package enum SyncRecord: Hashable, Sendable {
         }
     }
 
-    private static func version(_ r: inout ByteReader) throws -> ChangeVersion {
+    static func version(_ r: inout ByteReader) throws -> ChangeVersion {
         let milliseconds = try r.u64()
         let counter = try r.u32()
         guard let device = DeviceID(Array(try r.raw(16))) else { throw Malformed(why: "a device id") }

@@ -1,0 +1,286 @@
+import CofferCore
+import CofferCrypto
+import Synchronization
+import SystemKit
+
+/// Keeps one collection and its sync folder in step, a round at a time (`sync()`): local
+/// changes go out to this device's file, other devices' changes come in to the store.
+///
+/// - Export is a reconciliation: an item whose payload differs from what `SyncState` says was
+///   last exported or applied becomes a new version in this device's file; a state entry whose
+///   item is gone becomes a tombstone. Either replaces the version the store held, the one the
+///   change was made on: a version another device made meanwhile, not applied here yet, is a
+///   concurrent edit, and the one of the two that loses is kept. The state is written before the append, and a version it
+///   names that the folder lacks is exported again, so no crash loses a local change.
+/// - Import applies each item whose merged winner is not what the store holds, with one commit
+///   that only goes ahead while the items it touches are as the export saw them: a client's
+///   change made meanwhile is exported at the next round (and wins, being newer) rather than
+///   overwritten.
+/// - Rounds of one collection take turns, in this process (a mutex) and across processes (an
+///   exclusive lock on `<id>.sync.lock`), so one device file has one writer.
+package final class CollectionSync: Sendable {
+    package let id: CollectionID
+    let directory: String
+    package let collection: FileCollection
+    private let session = Mutex<Session?>(nil)
+
+    /// What a round keeps for the next one.
+    struct Session {
+        var state: SyncState
+        var folder: SyncFolder
+        let keys: SyncKeys
+        /// Where each item's record lay at the last export: only items whose record moved are
+        /// looked at again.
+        var offsets: [ItemID: Int] = [:]
+        /// Every item of the folder is compared with the store (at the start, and after an
+        /// import had to wait for a local change); otherwise only those the last read changed.
+        var checkEverything = true
+    }
+
+    /// What one round did.
+    package struct Round: Equatable, Sendable {
+        /// Local changes written to this device's file.
+        package var exported = 0
+        /// Other devices' changes applied to the store, in order.
+        package var applied: [AppliedChange] = []
+        /// What is wrong in the folder (damaged device files, conflicting copies), for the log
+        /// and `coffer doctor`; none of it stops the round.
+        package var problems: [String] = []
+    }
+
+    /// One change another device made, as applied to the local store.
+    package enum AppliedChange: Equatable, Sendable {
+        case created(ItemID, label: String)
+        case changed(ItemID, label: String)
+        case deleted(ItemID)
+    }
+
+    package init(collection: FileCollection, directory: String) {
+        self.id = collection.id
+        self.collection = collection
+        self.directory = directory
+    }
+
+    static func lockPath(_ directory: String, _ id: CollectionID) -> String { SyncState.path(directory, id) + ".lock" }
+
+    /// Runs one round; needs the collection unlocked.
+    @discardableResult
+    package func sync() throws(CofferError) -> Round {
+        try withSession { s throws(CofferError) -> Round in try round(&s) }
+    }
+
+    /// Runs `body` on this collection's session (started if need be), holding its turn in
+    /// this process and the sync lock across processes; after a failure the next use starts
+    /// afresh (reads the state and the whole folder again).
+    func withSession<R>(_ body: (inout Session) throws(CofferError) -> R) throws(CofferError) -> R {
+        try session.withLock { session throws(CofferError) -> R in
+            let lock = try PosixFile(path: Self.lockPath(directory, id), create: true)
+            try lock.lock(.exclusive)
+            defer { lock.unlock() }
+            do throws(CofferError) {
+                var current = if let session { session } else { try start() }
+                defer { session = current }
+                return try body(&current)
+            } catch {
+                session = nil
+                throw error
+            }
+        }
+    }
+
+    /// Forgets what was read (when the collection locks: the keys go with it).
+    package func reset() {
+        session.withLock { $0 = nil }
+    }
+
+    // MARK: Starting
+
+    private func start() throws(CofferError) -> Session {
+        let keys = try collection.syncKeys()
+        guard var state = try SyncState.load(directory: directory, id: id, keys: keys) else {
+            throw .invalidArgument("collection '\(id.rawValue)' is not synced; 'coffer sync enable' syncs it")
+        }
+        guard state.uuid == collection.uuid else {
+            throw .storeCorrupt(file: SyncState.path(directory, id), reason: "it belongs to another collection")
+        }
+        guard (try? FileStatus.of(state.folder))?.kind == .directory else {
+            throw .io("the sync folder \(state.folder) of collection '\(id.rawValue)' is missing or not a directory; syncing waits until it is back (nothing local is affected)")
+        }
+        let own = SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device)
+        if try PosixFile.identity(of: own.path) == nil {
+            // Gone (removed by hand, or the folder is new): every item goes out again.
+            try own.create()
+            for local in state.entries.keys { state.entries[local]?.digest = [] }
+        }
+        var folder = SyncFolder(path: state.folder, collection: state.uuid, keys: keys)
+        _ = try folder.refresh()
+        for item in folder.items.values { for version in item.changes.keys { state.clock.observe(version.timestamp) } }
+        // The state is written before the append: a version it names that the folder lacks
+        // was never appended (a crash, a full disk) and goes out again.
+        for (local, entry) in state.entries
+        where entry.version.device == state.device && folder.items[entry.item]?.changes[entry.version] == nil {
+            state.entries[local]?.digest = []
+        }
+        var session = Session(state: state, folder: folder, keys: keys)
+        try matchUnmappedItems(&session)
+        return session
+    }
+
+    /// Maps local items the state does not know to folder items it does not map either, by
+    /// content: what a crash between applying another device's new item and writing the state
+    /// leaves (the item is in the store, the state does not say where it came from).
+    private func matchUnmappedItems(_ s: inout Session) throws(CofferError) {
+        let offsets = try collection.recordOffsets()
+        let unmapped = offsets.keys.filter { s.state.entries[$0] == nil && !s.state.localOnly.contains($0) }.sorted()
+        guard !unmapped.isEmpty else { return }
+        let mapped = Set(s.state.entries.values.map(\.item))
+        var byDigest: [[UInt8]: [(SyncItemID, ChangeVersion)]] = [:]
+        for (item, merged) in s.folder.items where !mapped.contains(item) {
+            guard let winner = merged.winner, case .item(let sealed) = winner.content,
+                  let payload = try? s.keys.openContent(sealed, item: item, version: winner.version) else { continue }
+            byDigest[try s.keys.digest(of: ItemPayload.canonical(payload)), default: []].append((item, winner.version))
+        }
+        guard !byDigest.isEmpty else { return }
+        try collection.forEachPayload(of: unmapped) { local, payload throws(CofferError) in
+            let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
+            guard let (item, version) = byDigest[digest]?.popLast() else { return }
+            s.state.entries[local] = SyncState.Entry(item: item, version: version, digest: digest)
+        }
+    }
+
+    // MARK: A round
+
+    func round(_ s: inout Session) throws(CofferError) -> Round {
+        var round = Round()
+        var changed = try read(&s)
+        let offsets = try collection.recordOffsets()
+        round.exported = try export(&s, offsets: offsets)
+        if round.exported > 0 { changed.formUnion(try read(&s)) }
+        s.offsets = offsets
+        let toCheck = s.checkEverything ? Set(s.folder.items.keys) : changed
+        s.checkEverything = false
+        round.applied = try importChanges(of: toCheck, into: &s, offsets: offsets)
+        round.problems = problems(of: s)
+        return round
+    }
+
+    /// Reads what the device files gained; returns the items whose merged state changed.
+    func read(_ s: inout Session) throws(CofferError) -> Set<SyncItemID> {
+        let changed = try s.folder.refresh()
+        for item in changed { for version in s.folder.items[item]?.changes.keys ?? [:].keys { s.state.clock.observe(version.timestamp) } }
+        if let why = s.folder.damaged[s.state.device] {
+            throw .storeCorrupt(file: SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device).path,
+                                reason: "this device's own sync file is damaged (\(why)); move it aside and syncing starts it again")
+        }
+        return changed
+    }
+
+    /// Appends a version of each local item that changed since it was last exported or
+    /// applied, and a tombstone for each that is gone; returns how many.
+    private func export(_ s: inout Session, offsets: [ItemID: Int]) throws(CofferError) -> Int {
+        var records: [SyncRecord] = []
+        let moved = offsets.filter { s.offsets[$0.key] != $0.value && !s.state.localOnly.contains($0.key) }.keys.sorted()
+        try collection.forEachPayload(of: moved) { local, payload throws(CofferError) in
+            let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
+            let entry = s.state.entries[local]
+            if let entry, entry.digest == digest { return }
+            let item = if let entry { entry.item } else { try Self.newItemID() }
+            let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
+            let content = try s.keys.sealContent(payload, item: item, version: version)
+            records.append(.change(SyncChange(item: item, version: version, replaces: Set([entry?.version].compactMap { $0 }),
+                                              content: .item(content))))
+            s.state.entries[local] = SyncState.Entry(item: item, version: version, digest: digest)
+        }
+        for (local, entry) in s.state.entries.sorted(by: { $0.key < $1.key }) where offsets[local] == nil {
+            s.state.entries[local] = nil
+            guard s.folder.items[entry.item]?.exists ?? true else { continue }   // deleted elsewhere already
+            let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
+            records.append(.change(SyncChange(item: entry.item, version: version, replaces: [entry.version], content: .deleted)))
+        }
+        s.state.localOnly = s.state.localOnly.filter { offsets[$0] != nil }
+        guard !records.isEmpty else { return 0 }
+        try s.state.write(directory: directory, id: id, keys: s.keys)
+        let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
+        try own.append(records, first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
+        return records.count
+    }
+
+    private static func newItemID() throws(CofferError) -> SyncItemID {
+        guard let item = SyncItemID(Random.bytes(16)) else { throw .io("cannot make a sync id") }
+        return item
+    }
+
+    /// Applies, in one commit, the winner of each of `items` that the store does not hold yet.
+    private func importChanges(of items: Set<SyncItemID>, into s: inout Session,
+                               offsets: [ItemID: Int]) throws(CofferError) -> [AppliedChange] {
+        var local: [SyncItemID: ItemID] = [:]
+        for (id, entry) in s.state.entries { local[entry.item] = id }
+        var changes: [ItemChange] = []
+        var expecting: [ItemID: Int?] = [:]
+        var plans: [(item: SyncItemID, version: ChangeVersion, digest: [UInt8]?, local: ItemID?, label: String)] = []
+        var stateChanged = false
+        for item in items.sorted() {
+            guard let winner = s.folder.items[item]?.winner else { continue }
+            let target = local[item]
+            if let target, s.state.entries[target]?.version == winner.version { continue }
+            switch winner.content {
+            case .deleted:
+                guard let target else { continue }
+                changes.append(.remove(target))
+                expecting[target] = offsets[target]
+                plans.append((item, winner.version, nil, target, ""))
+            case .item(let sealed):
+                let payload = try s.keys.openContent(sealed, item: item, version: winner.version)
+                let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
+                if let target, s.state.entries[target]?.digest == digest {
+                    s.state.entries[target]?.version = winner.version   // the same content: nothing to apply
+                    stateChanged = true
+                    continue
+                }
+                let (metadata, secret) = try ItemPayload.item(from: payload)
+                if let target {
+                    changes.append(.update(target, ItemChanges(label: metadata.label, attributes: metadata.attributes, secret: secret)))
+                    expecting[target] = offsets[target]
+                } else {
+                    changes.append(.insert(NewItem(label: metadata.label, attributes: metadata.attributes, secret: secret,
+                                                   times: (metadata.created, metadata.modified), creator: metadata.creator),
+                                           onDuplicate: .allow))
+                }
+                plans.append((item, winner.version, digest, target, metadata.label))
+            }
+        }
+        guard !changes.isEmpty else {
+            if stateChanged { try s.state.write(directory: directory, id: id, keys: s.keys) }
+            return []
+        }
+        var applied: [ChangedItem] = []
+        do throws(CofferError) {
+            try collection.commit(&changes, expecting: expecting) { applied = $0 }
+        } catch let error where error == FileCollection.changedMeanwhile {
+            // A client changed one of these items since the export looked: it goes out next
+            // round (newer, so it wins) and these are compared again then.
+            s.checkEverything = true
+            return []
+        }
+        var outcome: [AppliedChange] = []
+        for (plan, changed) in zip(plans, applied) {
+            if let digest = plan.digest {
+                s.state.entries[changed.id] = SyncState.Entry(item: plan.item, version: plan.version, digest: digest)
+                outcome.append(changed.isNew ? .created(changed.id, label: plan.label) : .changed(changed.id, label: plan.label))
+            } else {
+                s.state.entries[changed.id] = nil
+                outcome.append(.deleted(changed.id))
+            }
+            // Applied here: the next export finds the record moved and the content the same.
+        }
+        try s.state.write(directory: directory, id: id, keys: s.keys)
+        return outcome
+    }
+
+    private func problems(of s: Session) -> [String] {
+        s.folder.damaged.sorted { $0.key < $1.key }.map { "the sync file of device \($0.key) is set aside: \($0.value)" }
+            + s.folder.conflictingCopies.map {
+                "\($0) is a second file under one device's name: two devices share an id (one restored from the other's backup?); its changes are not merged until it is renamed to a new device id"
+            }
+    }
+}

@@ -1,0 +1,141 @@
+import CofferCore
+import CofferCrypto
+import SystemKit
+
+/// What this device knows of a synced collection's sync, in `<id>.sync` beside the collection:
+/// which folder it syncs through, its device id, its clock, and for each local item that is in
+/// the folder, its sync id, the version it was last exported or applied at and a keyed digest
+/// of its payload then (so that an export can tell, after any crash, which items changed).
+///
+/// ```
+/// "COFFERSS"  magic (8)
+/// u16 format version (1)
+/// 16  collection uuid
+/// 16  device id
+/// u32 length + the folder's path (UTF-8)
+/// then, sealed (12 nonce, AES-256-GCM, tag) with everything above as associated data:
+///   u64 milliseconds, u32 counter        the clock's last reading
+///   u32 n, n × (u64 local item, 16 sync id, u64 ms, u32 counter, 16 device, 32 digest)
+///   u32 m, m × u64 local item             items kept on this device only
+/// ```
+/// The folder and device id are in clear (`coffer sync status` shows them while locked); the
+/// rest needs the collection's key. The file is replaced whole (written beside, renamed).
+package struct SyncState: Sendable {
+    /// One local item as the folder has it.
+    package struct Entry: Equatable, Sendable {
+        package var item: SyncItemID
+        package var version: ChangeVersion
+        package var digest: [UInt8]
+    }
+
+    static let magic: [UInt8] = Array("COFFERSS".utf8)
+    static let formatVersion: UInt16 = 1
+    static let fileExtension = ".sync"
+
+    package let uuid: [UInt8]
+    package let device: DeviceID
+    /// The collection's folder inside the synced folder: `<synced folder>/<uuid in hex>`.
+    package let folder: String
+    package var clock = HybridLogicalClock()
+    package var entries: [ItemID: Entry] = [:]
+    package var localOnly: Set<ItemID> = []
+
+    package init(uuid: [UInt8], device: DeviceID, folder: String) {
+        self.uuid = uuid
+        self.device = device
+        self.folder = folder
+    }
+
+    static func path(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue)\(fileExtension)" }
+
+    private var header: [UInt8] {
+        var w = ByteWriter(capacity: 64 + folder.utf8.count)
+        w.raw(Self.magic)
+        w.u16(Self.formatVersion)
+        w.raw(uuid)
+        w.raw(device.bytes)
+        w.field(Array(folder.utf8))
+        return w.bytes
+    }
+
+    package func encoded(keys: SyncKeys) throws(CofferError) -> [UInt8] {
+        var w = ByteWriter(capacity: 32 + entries.count * 100)
+        w.u64(clock.last.milliseconds)
+        w.u32(clock.last.counter)
+        w.u32(UInt32(entries.count))
+        for (local, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            w.u64(local)
+            w.raw(entry.item.bytes)
+            SyncRecord.encode(entry.version, into: &w)
+            w.raw(entry.digest)
+        }
+        w.u32(UInt32(localOnly.count))
+        for local in localOnly.sorted() { w.u64(local) }
+        let header = header
+        return header + (try keys.sealState(w.bytes, aad: header))
+    }
+
+    /// The clear part of a state file: whose it is and where it syncs (no key needed).
+    package static func peek(directory: String, id: CollectionID) throws(CofferError) -> SyncState? {
+        guard let bytes = try read(directory: directory, id: id) else { return nil }
+        return try decodeHeader(bytes, file: path(directory, id)).state
+    }
+
+    /// The whole state; `storeCorrupt` when it does not open under `keys`.
+    package static func load(directory: String, id: CollectionID, keys: SyncKeys) throws(CofferError) -> SyncState? {
+        let file = path(directory, id)
+        guard let bytes = try read(directory: directory, id: id) else { return nil }
+        var (state, bodyStart) = try decodeHeader(bytes, file: file)
+        let body: [UInt8]
+        do throws(CofferError) {
+            let opened = try keys.openState(bytes[bodyStart...], aad: Array(bytes[..<bodyStart]))
+            body = opened.unprotectedArray(0..<opened.count)
+        } catch {
+            throw .storeCorrupt(file: file, reason: "it does not open under the collection's key")
+        }
+        var r = ByteReader(body)
+        do {
+            state.clock = HybridLogicalClock(last: HLCTimestamp(milliseconds: try r.u64(), counter: try r.u32()))
+            for _ in 0..<(try r.u32()) {
+                let local = try r.u64()
+                guard let item = SyncItemID(Array(try r.raw(16))) else { throw ByteReader.Truncated() }
+                let version = try SyncRecord.version(&r)
+                state.entries[local] = Entry(item: item, version: version, digest: Array(try r.raw(32)))
+            }
+            for _ in 0..<(try r.u32()) { state.localOnly.insert(try r.u64()) }
+            guard r.remaining == 0 else { throw ByteReader.Truncated() }
+        } catch {
+            throw .storeCorrupt(file: file, reason: "its sealed part is malformed")
+        }
+        return state
+    }
+
+    /// Replaces the file in one step.
+    package func write(directory: String, id: CollectionID, keys: SyncKeys) throws(CofferError) {
+        try PosixFile.replace(Self.path(directory, id), with: try encoded(keys: keys))
+    }
+
+    private static func read(directory: String, id: CollectionID) throws(CofferError) -> [UInt8]? {
+        let path = path(directory, id)
+        guard try PosixFile.identity(of: path) != nil else { return nil }
+        guard (try? FileStatus.of(path))?.kind == .regular else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
+        let file = try PosixFile(path: path, writable: false)
+        let (_, size) = try file.status()
+        return try file.read(at: 0, count: size)
+    }
+
+    private static func decodeHeader(_ bytes: [UInt8], file: String) throws(CofferError) -> (state: SyncState, bodyStart: Int) {
+        var r = ByteReader(bytes)
+        do {
+            guard Array(try r.raw(magic.count)) == magic else { throw ByteReader.Truncated() }
+            guard try r.u16() == formatVersion else { throw ByteReader.Truncated() }
+            let uuid = Array(try r.raw(16))
+            guard let device = DeviceID(Array(try r.raw(16))) else { throw ByteReader.Truncated() }
+            let range = try r.fieldRange()
+            guard let folder = String(validating: bytes[range], as: UTF8.self) else { throw ByteReader.Truncated() }
+            return (SyncState(uuid: uuid, device: device, folder: folder), bytes.count - r.remaining)
+        } catch {
+            throw .storeCorrupt(file: file, reason: "it is not a Coffer sync state file of this version")
+        }
+    }
+}

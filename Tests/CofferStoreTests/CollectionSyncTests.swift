@@ -1,0 +1,252 @@
+import CofferCore
+import CofferCrypto
+import CofferStore
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Two or three devices — each its own store directory — syncing one collection through one
+/// shared folder, with no sync tool between them (the Syncthing tests are in CofferdTests):
+/// what the store and the folder do with local writes, other devices' changes, concurrent
+/// edits, deletes and crashes.
+@Suite struct CollectionSyncTests {
+    static let password = "correct horse battery"
+    static let work = CollectionID("work")!
+
+    /// Devices sharing `folder`; the first enabled sync, the others joined.
+    final class Devices {
+        let fixtures: [StoreFixture]
+        let shared: String
+        var stores: [FileStore] = []
+        var syncs: [CollectionSync] = []
+
+        init(count: Int = 2) throws {
+            fixtures = try (0..<count).map { _ in try StoreFixture() }
+            shared = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-shared-\(UUID().uuidString)").path
+            stores = try fixtures.map { try $0.store() }
+            let first = try stores[0].create(CollectionSyncTests.work, label: "Work", password: try secure(CollectionSyncTests.password),
+                                             access: CollectionAccess(policy: .forNewCollections))
+            syncs.append(try CollectionSync.enable(try #require(first as? FileCollection), directory: fixtures[0].directory,
+                                                   syncedFolder: shared))
+            for store in stores.dropFirst() {
+                syncs.append(try CollectionSync.join(folder: folder, as: CollectionSyncTests.work, label: "Work",
+                                                     password: try secure(CollectionSyncTests.password), store: store,
+                                                     access: CollectionAccess(policy: .forNewCollections)))
+            }
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: shared) }
+
+        /// The collection's own folder in the shared one.
+        var folder: String {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: shared)) ?? []
+            return "\(shared)/\(names.first ?? "")"
+        }
+
+        subscript(_ device: Int) -> FileCollection { syncs[device].collection }
+
+        /// Every device syncs, twice round (so that what one exported the others have).
+        func settle() throws {
+            for _ in 0..<2 { for sync in syncs { try sync.sync() } }
+        }
+
+        /// Each device's items as (label, secret) pairs, sorted.
+        func contents(_ device: Int) throws -> [String] {
+            let collection = self[device]
+            return try collection.itemIDs(matching: [:], limit: .all).map { id in
+                let label = try collection.metadata(of: id).label
+                let secret = try collection.secret(of: id).bytes.unprotectedString(0..<collection.secret(of: id).bytes.count)
+                return "\(label)=\(secret)"
+            }.sorted()
+        }
+    }
+
+    static func secure(_ text: String) throws -> SecureBytes { try SecureBytes(Array(text.utf8)) }
+
+    static func item(_ label: String, _ secret: String, attributes: Attributes = [:]) throws -> ItemChange {
+        .insert(NewItem(label: label, attributes: attributes.isEmpty ? ["name": label] : attributes,
+                        secret: Secret(bytes: try secure(secret), contentType: "text/plain")), onDuplicate: .allow)
+    }
+
+    static func update(_ id: ItemID, secret: String) throws -> ItemChange {
+        .update(id, ItemChanges(secret: Secret(bytes: try secure(secret), contentType: "text/plain")))
+    }
+
+    @Test func aWriteOnOneDeviceIsReadableOnTheOther() throws {
+        let devices = try Devices()
+        let id = try #require(try devices[0].commit([Self.item("wifi", "hunter2", attributes: ["ssid": "home"])]).first?.id)
+        #expect(try devices.syncs[0].sync().exported == 1)
+        let round = try devices.syncs[1].sync()
+        guard case .created(let copy, let label)? = round.applied.first else {
+            Issue.record("nothing applied: \(round)")
+            return
+        }
+        #expect(label == "wifi")
+        #expect(try devices[1].metadata(of: copy).attributes == ["ssid": "home"])
+        #expect(try devices.contents(1) == ["wifi=hunter2"])
+        // Applied, it is not sent back as a change of the other device's.
+        #expect(try devices.syncs[1].sync().exported == 0)
+        #expect(try devices.syncs[0].sync().applied.isEmpty)
+        // An update and a delete travel too.
+        _ = try devices[1].commit([Self.update(copy, secret: "s3cret")])
+        try devices.settle()
+        #expect(try devices.contents(0) == ["wifi=s3cret"])
+        _ = try devices[0].commit([.remove(id)])
+        try devices.settle()
+        #expect(try devices.contents(1) == [])
+    }
+
+    @Test func nothingInTheFolderIsInClear() throws {
+        let devices = try Devices()
+        _ = try devices[0].commit([Self.item("bank-label-zq", "secret-zq", attributes: ["user": "attribute-zq"])])
+        try devices.settle()
+        for name in try FileManager.default.contentsOfDirectory(atPath: devices.folder) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/\(name)"))
+            for needle in ["bank-label-zq", "secret-zq", "attribute-zq", "user"] {
+                #expect(bytes.range(of: Data(needle.utf8)) == nil, "\(needle) in \(name)")
+            }
+        }
+        for fixture in devices.fixtures {
+            let state = try Data(contentsOf: URL(fileURLWithPath: "\(fixture.directory)/work.sync"))
+            #expect(state.range(of: Data("attribute-zq".utf8)) == nil)
+        }
+    }
+
+    @Test func concurrentEditsConvergeOnTheNewestAndKeepTheLoser() throws {
+        let devices = try Devices()
+        let id = try #require(try devices[0].commit([Self.item("mail", "v0")]).first?.id)
+        try devices.settle()
+        let copy = try #require(try devices[1].itemIDs(matching: ["name": "mail"], limit: .all).first)
+        _ = try devices[0].commit([Self.update(id, secret: "from-a")])
+        _ = try devices[1].commit([Self.update(copy, secret: "from-b")])   // later: it wins
+        try devices.settle()
+        #expect(try devices.contents(0) == ["mail=from-b"])
+        #expect(try devices.contents(1) == ["mail=from-b"])
+        for sync in devices.syncs {
+            let conflicts = try sync.conflicts()
+            #expect(conflicts.count == 1)
+            #expect(conflicts.first?.label == "mail")
+        }
+        // The lost version comes back on both when restored, and is no conflict any more.
+        let lost = try #require(try devices.syncs[1].conflicts().first)
+        _ = try devices.syncs[1].restore(lost.reference)
+        try devices.settle()
+        #expect(try devices.contents(0) == ["mail=from-a"])
+        #expect(try devices.contents(1) == ["mail=from-a"])
+        #expect(try devices.syncs[0].conflicts().isEmpty)
+    }
+
+    @Test func aDeleteAgainstANewerEditKeepsTheItemAndAnOlderOneKeepsTheEdit() throws {
+        let devices = try Devices()
+        let first = try #require(try devices[0].commit([Self.item("edited-last", "v0")]).first?.id)
+        let second = try #require(try devices[0].commit([Self.item("deleted-last", "v0")]).first?.id)
+        try devices.settle()
+        let copies = try ["edited-last", "deleted-last"].map { try #require(try devices[1].itemIDs(matching: ["name": $0], limit: .all).first) }
+        // Device 0 deletes one item, then device 1, not having seen that, edits both...
+        _ = try devices[0].commit([.remove(first)])
+        try devices.syncs[0].sync()
+        _ = try devices[1].commit([Self.update(copies[0], secret: "edited")])
+        _ = try devices[1].commit([Self.update(copies[1], secret: "edited")])
+        try devices.syncs[1].sync()
+        // ... then device 0, not having seen the edits, deletes the other.
+        _ = try devices[0].commit([.remove(second)])
+        try devices.settle()
+        #expect(try devices.contents(0) == ["edited-last=edited"])
+        #expect(try devices.contents(1) == ["edited-last=edited"])
+        // The edit that lost to a delete is kept, restorable.
+        let conflicts = try devices.syncs[0].conflicts()
+        #expect(conflicts.map(\.label) == ["deleted-last", nil])
+    }
+
+    @Test func changesMadeApartMergeWhenTheDevicesMeet() throws {
+        let devices = try Devices(count: 3)
+        for round in 0..<5 {
+            for device in 0..<3 { _ = try devices[device].commit([Self.item("d\(device)-\(round)", "s\(round)")]) }
+        }
+        try devices.settle()
+        let expected = (0..<3).flatMap { device in (0..<5).map { "d\(device)-\($0)=s\($0)" } }.sorted()
+        for device in 0..<3 { #expect(try devices.contents(device) == expected) }
+    }
+
+    @Test func randomHistoriesConvergeOnEveryDevice() throws {
+        var random = SeededGenerator(seed: 34)
+        for _ in 0..<4 {
+            let devices = try Devices(count: 3)
+            for _ in 0..<40 {
+                let device = Int.random(in: 0..<3, using: &random)
+                let collection = devices[device]
+                let items = try collection.itemIDs(matching: [:], limit: .all)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0 where !items.isEmpty:
+                    _ = try collection.commit([.remove(items.randomElement(using: &random)!)])
+                case 1 where !items.isEmpty:
+                    _ = try collection.commit([Self.update(items.randomElement(using: &random)!, secret: "u\(Int.random(in: 0..<1000, using: &random))")])
+                case 2:
+                    try devices.syncs[Int.random(in: 0..<3, using: &random)].sync()
+                default:
+                    _ = try collection.commit([Self.item("i\(Int.random(in: 0..<1000, using: &random))", "s")])
+                }
+            }
+            try devices.settle()
+            let first = try devices.contents(0)
+            #expect(try devices.contents(1) == first)
+            #expect(try devices.contents(2) == first)
+            #expect(try Set(devices.syncs.map { try $0.conflicts().map(\.reference) }).count == 1)
+        }
+    }
+
+    @Test func aLocalChangeNotYetExportedGoesOutAfterARestart() throws {
+        let devices = try Devices()
+        _ = try devices[0].commit([Self.item("written-before-a-crash", "x")])
+        // A new process: the first round compares the whole store with the sync state.
+        let restarted = CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory)
+        #expect(try restarted.sync().exported == 1)
+        try devices.syncs[1].sync()
+        #expect(try devices.contents(1) == ["written-before-a-crash=x"])
+    }
+
+    @Test func anAppliedChangeDoesNotOverwriteALocalChangeMadeMeanwhile() throws {
+        let devices = try Devices()
+        let id = try #require(try devices[0].commit([Self.item("token", "v0")]).first?.id)
+        try devices.settle()
+        let copy = try #require(try devices[1].itemIDs(matching: ["name": "token"], limit: .all).first)
+        _ = try devices[0].commit([Self.update(id, secret: "older")])
+        try devices.syncs[0].sync()
+        // Device 1 changes the item after device 0's change: newer, so it must win everywhere.
+        _ = try devices[1].commit([Self.update(copy, secret: "newer")])
+        try devices.settle()
+        #expect(try devices.contents(0) == ["token=newer"])
+        #expect(try devices.contents(1) == ["token=newer"])
+    }
+
+    @Test func aDamagedDeviceFileIsReportedAndHoldsUpNoOther() throws {
+        let devices = try Devices(count: 3)
+        _ = try devices[1].commit([Self.item("from-1", "a")])
+        _ = try devices[2].commit([Self.item("from-2", "b")])
+        try devices.syncs[1].sync()
+        try devices.syncs[2].sync()
+        // Device 1's file: one byte of its record changed.
+        let device1 = "\(try Self.state(devices, 1)).csync"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/\(device1)"))
+        bytes[bytes.count - 3] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: "\(devices.folder)/\(device1)"))
+        let round = try devices.syncs[0].sync()
+        #expect(round.problems.count == 1)
+        #expect(round.problems.first?.contains("set aside") == true)
+        #expect(try devices.contents(0) == ["from-2=b"])
+    }
+
+    @Test func joiningWithAWrongPasswordCreatesNothing() throws {
+        let devices = try Devices()
+        let other = try StoreFixture()
+        #expect(throws: CofferError.authenticationFailed) {
+            _ = try CollectionSync.join(folder: devices.folder, as: Self.work, label: "Work", password: try Self.secure("wrong"),
+                                        store: try other.store(), access: CollectionAccess(policy: .forNewCollections))
+        }
+        #expect(try other.store().collectionIDs() == [])
+    }
+
+    static func state(_ devices: Devices, _ device: Int) throws -> DeviceID {
+        try #require(try SyncState.peek(directory: devices.fixtures[device].directory, id: work)).device
+    }
+}
