@@ -4,12 +4,13 @@ import CofferCrypto
 /// What syncing a collection (`CollectionSync`) reads of it: its identity, its keys, where each
 /// item's record lies (which changes when the item does) and its payloads.
 extension FileCollection {
-    /// The collection's uuid, which its sync folder and device files name.
-    package var uuid: [UInt8] { state.withLock { $0.log.header.uuid } }
-
-    /// The sync keys derived from the data key; `locked` while locked.
-    package func syncKeys() throws(CofferError) -> SyncKeys {
-        try SyncKeys(dataKey: try state.withLock { s throws(CofferError) -> SecureBytes in try key(of: s).bytes })
+    /// The key that seals this collection's sync state (`SyncState`), derived from its data
+    /// key; `locked` while locked.
+    package func syncStateKey() throws(CofferError) -> SecureBytes {
+        let dataKey = try state.withLock { s throws(CofferError) -> SecureBytes in try key(of: s).bytes }
+        return try CofferError.catching {
+            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync state".utf8), outputLength: AESGCM.keyLength)
+        }
     }
 
     /// Where each item's record lies now: an item whose record moved may have changed (or the
@@ -35,15 +36,4 @@ extension FileCollection {
         }
     }
 
-    /// The key slots that may travel with the collection to other devices: all but those bound
-    /// to this machine (a TPM's), authenticated anew under the data key.
-    package func travelingKeySlots() throws(CofferError) -> KeySlotsFile {
-        let dataKey = try state.withLock { s throws(CofferError) -> SecureBytes in try key(of: s).bytes }
-        guard var slots = try KeySlotsFile.read(directory: directory, id: id) else {
-            throw .invalidArgument("collection '\(id.rawValue)' has no key slots file yet; change its password or add a key slot first")
-        }
-        try slots.verify(dataKey: dataKey, file: KeySlotsFile.path(directory, id))
-        for slot in slots.slots where slot.kind == .tpm { slots = try slots.removing(slot.id, dataKey: dataKey) }
-        return slots
-    }
 }

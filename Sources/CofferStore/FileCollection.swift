@@ -98,22 +98,14 @@ public final class FileCollection: CollectionBackend, Sendable {
     /// Creates a new collection atomically (its file appears complete or not at all), unlocked:
     /// its keys file (one slot, the password's) first, then its file, both under the
     /// collection's exclusive lock, so that no other creator of the id writes between them.
-    ///
-    /// `keys` is for a collection that exists on another device already (joining its sync):
-    /// the same uuid and data key, and the slots that came with it; otherwise the new
-    /// collection gets its own, and one slot, `password`'s.
     static func create(id: CollectionID, directory: String, watch: DirectoryWatch, label: String, password: SecureBytes,
                        access: CollectionAccess, kdf: Argon2Parameters, warn: @escaping @Sendable (String) -> Void,
-                       beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource,
-                       keys: (slots: KeySlotsFile, dataKey: SecureBytes)? = nil) throws(CofferError) -> FileCollection {
+                       beforeFlush: @escaping @Sendable () -> Void, clock: TimeSource) throws(CofferError) -> FileCollection {
         let path = FileStore.storePath(directory, id)
-        let keyBytes = if let keys { keys.dataKey } else { try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) } }
-        let dataKey = try DataKey(keyBytes)
-        let header = try StoreHeader.create(uuid: keys?.slots.uuid ?? Random.bytes(16), created: Clock.now(),
-                                            lookupKey: Random.bytes(32), dataKey: dataKey.bytes)
-        let slots = if let keys { keys.slots } else {
-            try KeySlotsFile.first(uuid: header.uuid, dataKey: dataKey.bytes, opener: .password(password), kdf: kdf)
-        }
+        let dataKey = try DataKey(try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) })
+        let header = try StoreHeader.create(uuid: Random.bytes(16), created: Clock.now(), lookupKey: Random.bytes(32),
+                                            dataKey: dataKey.bytes)
+        let slots = try KeySlotsFile.first(uuid: header.uuid, dataKey: dataKey.bytes, opener: .password(password), kdf: kdf)
         // Under the collection's exclusive lock, let go before the collection is opened (which
         // takes it shared through a descriptor of its own).
         let lock = try PosixFile(path: FileStore.lockPath(directory, id), create: true)

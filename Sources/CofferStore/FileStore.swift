@@ -159,20 +159,6 @@ public final class FileStore: CollectionProvider, Sendable {
         return collection
     }
 
-    /// Creates collection `id` as this device's copy of a synced collection whose keys file
-    /// `slots` opened to `dataKey` (see `CollectionSync.join`): unlocked, and empty until
-    /// its first sync.
-    package func createJoining(_ id: CollectionID, label: String, slots: KeySlotsFile, dataKey: SecureBytes,
-                               access: CollectionAccess) throws(CofferError) -> FileCollection {
-        UnlockThrottle(directory: directory, collection: id).reset()
-        let password = try CofferError.catching { try SecureBytes(count: 0) }
-        let collection = try FileCollection.create(id: id, directory: directory, watch: watch, label: label, password: password,
-                                                   access: access, kdf: kdf, warn: warn, beforeFlush: beforeFlush, clock: clock,
-                                                   keys: (slots, dataKey))
-        cache.withLock { $0.ids = nil }
-        return collection
-    }
-
     /// Removes the collection's file under its exclusive lock (the lock file stays, so that
     /// processes still holding it keep excluding each other).
     public func delete(_ id: CollectionID) throws(CofferError) {

@@ -23,15 +23,19 @@ import Testing
         init(count: Int = 2) throws {
             fixtures = try (0..<count).map { _ in try StoreFixture() }
             shared = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-shared-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
             stores = try fixtures.map { try $0.store() }
-            let first = try stores[0].create(CollectionSyncTests.work, label: "Work", password: try secure(CollectionSyncTests.password),
-                                             access: CollectionAccess(policy: .forNewCollections))
-            syncs.append(try CollectionSync.enable(try #require(first as? FileCollection), directory: fixtures[0].directory,
-                                                   syncedFolder: shared))
-            for store in stores.dropFirst() {
-                syncs.append(try CollectionSync.join(folder: folder, as: CollectionSyncTests.work, label: "Work",
-                                                     password: try secure(CollectionSyncTests.password), store: store,
-                                                     access: CollectionAccess(policy: .forNewCollections)))
+            // Each device its own collection, with its own password; the first device's opens the folder.
+            let collections = try stores.enumerated().map { device, store in
+                try #require(try store.create(CollectionSyncTests.work, label: "Work", password: try secure("password of device \(device)"),
+                                              access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
+            }
+            let (first, folder) = try CollectionSync.enable(collections[0], directory: fixtures[0].directory, syncedFolder: shared,
+                                                            password: try secure(CollectionSyncTests.password))
+            syncs.append(first)
+            for (device, collection) in collections.enumerated().dropFirst() {
+                syncs.append(try CollectionSync.join(collection, directory: fixtures[device].directory, folder: folder,
+                                                     password: try secure(CollectionSyncTests.password)))
             }
         }
 
@@ -110,6 +114,9 @@ import Testing
             let state = try Data(contentsOf: URL(fileURLWithPath: "\(fixture.directory)/work.sync"))
             #expect(state.range(of: Data("attribute-zq".utf8)) == nil)
         }
+        // The folder's keys file holds only what the sync password opens: no TPM slot, no local key.
+        let keys = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/collection.keys"))
+        #expect(keys.count < 200)
     }
 
     @Test func concurrentEditsConvergeOnTheNewestAndKeepTheLoser() throws {
@@ -236,14 +243,32 @@ import Testing
         #expect(try devices.contents(0) == ["from-2=b"])
     }
 
-    @Test func joiningWithAWrongPasswordCreatesNothing() throws {
+    @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()
+        let collection = try #require(try other.store().create(Self.work, label: "Work", password: try Self.secure("x"),
+                                                               access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
         #expect(throws: CofferError.authenticationFailed) {
-            _ = try CollectionSync.join(folder: devices.folder, as: Self.work, label: "Work", password: try Self.secure("wrong"),
-                                        store: try other.store(), access: CollectionAccess(policy: .forNewCollections))
+            _ = try CollectionSync.join(collection, directory: other.directory, folder: devices.folder, password: try Self.secure("wrong"))
         }
-        #expect(try other.store().collectionIDs() == [])
+        #expect(try SyncState.peek(directory: other.directory, id: Self.work) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: devices.folder).count == 3)   // keys and two devices' files
+    }
+
+    @Test func itemsADeviceHadBeforeJoiningGoToTheOthers() throws {
+        let devices = try Devices()
+        let other = try StoreFixture()
+        let collection = try #require(try other.store().create(Self.work, label: "Work", password: try Self.secure("x"),
+                                                               access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
+        _ = try collection.commit([Self.item("had-before", "b")])
+        _ = try devices[0].commit([Self.item("synced", "a")])
+        try devices.syncs[0].sync()
+        let joined = try CollectionSync.join(collection, directory: other.directory, folder: devices.folder,
+                                             password: try Self.secure(Self.password))
+        try devices.settle()
+        #expect(try devices.contents(0) == ["had-before=b", "synced=a"])
+        #expect(try collection.itemIDs(matching: [:], limit: .all).count == 2)
+        #expect(try joined.sync().applied.isEmpty)
     }
 
     static func state(_ devices: Devices, _ device: Int) throws -> DeviceID {

@@ -21,7 +21,7 @@ import Testing
         return (fixture, files[0], files[1])
     }
 
-    static func keys(_ byte: UInt8 = 1) throws -> SyncKeys { try SyncKeys(dataKey: SecureBytes(Array(repeating: byte, count: 32))) }
+    static func keys(_ byte: UInt8 = 1) throws -> SyncKeys { try SyncKeys(folderKey: SecureBytes(Array(repeating: byte, count: 32))) }
 
     /// `count` changes of fresh items by `device`, their contents sealed with `keys`.
     static func changes(_ count: Int, by device: DeviceID, keys: SyncKeys) throws -> [SyncRecord] {

@@ -3,56 +3,72 @@ import CofferCrypto
 import SystemKit
 
 /// How a collection starts syncing: enabled on the device that has it, joined on each other.
+///
+/// A synced folder has a key of its own (the folder key), made when sync is enabled; the
+/// folder's `collection.keys` seals it with the sync password (the collection's password at
+/// that time), so that another device can join with it. Nothing bound to one machine (a TPM
+/// slot, the local collection's own key) ever enters the folder.
 extension CollectionSync {
-    /// The key slots that travel with a collection, in its folder (password, recovery key;
-    /// never a TPM's).
     static let keysFileName = "collection.keys"
 
     /// Starts syncing `collection` (unlocked) through `syncedFolder`, an absolute path that a
-    /// sync tool carries: the collection's own folder in it (named by its uuid) gets the key
-    /// slots that travel and this device's file; the first round writes every item out.
-    package static func enable(_ collection: FileCollection, directory: String, syncedFolder: String) throws(CofferError) -> CollectionSync {
+    /// sync tool carries: the collection's folder in it (named by a new uuid) gets a new folder
+    /// key, sealed with `password` in `collection.keys`, and this device's file; the first
+    /// round writes every item out. Returns the sync and the collection's folder.
+    package static func enable(_ collection: FileCollection, directory: String, syncedFolder: String,
+                               password: SecureBytes) throws(CofferError) -> (CollectionSync, folder: String) {
         guard syncedFolder.hasPrefix("/") else { throw .invalidArgument("the sync folder must be an absolute path") }
-        if let existing = try SyncState.peek(directory: directory, id: collection.id) {
-            throw .invalidArgument("collection '\(collection.id.rawValue)' is synced already, through \(existing.folder)")
+        try refuseIfSynced(collection, directory: directory)
+        guard (try? FileStatus.of(syncedFolder))?.kind == .directory else {
+            throw .invalidArgument("\(syncedFolder) is not a directory; give the folder your sync tool (Syncthing) shares")
         }
-        let slots = try collection.travelingKeySlots()
-        let folder = "\(syncedFolder)/\(Hex.encode(slots.uuid))"
+        let folderKey = try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) }
+        let uuid = Random.bytes(16)
+        let folder = "\(syncedFolder)/\(Hex.encode(uuid))"
+        let slots = try KeySlotsFile.first(uuid: uuid, dataKey: folderKey, opener: .password(password), kdf: collection.kdf)
         do {
             try FileSystem.makeDirectories(folder, permissions: 0o700)
         } catch {
             throw .io("cannot create the sync folder \(folder): \(error.reason)")
         }
         try PosixFile.replace("\(folder)/\(keysFileName)", with: slots.encoded())
-        return try start(collection, directory: directory, folder: folder)
+        return (try start(collection, directory: directory, folder: folder, uuid: uuid, folderKey: folderKey), folder)
     }
 
-    /// Joins the synced collection in `folder` (its own folder, holding `collection.keys`) as
-    /// the new local collection `id`, opening its keys with `password`; the first round brings
-    /// every item in.
-    package static func join(folder: String, as id: CollectionID, label: String, password: SecureBytes, store: FileStore,
-                             access: CollectionAccess) throws(CofferError) -> CollectionSync {
+    /// Joins `collection` (unlocked: this device's own, which may hold items already, which
+    /// then go to the others) to the synced folder `folder` (the one `enable` made, holding
+    /// `collection.keys`), opening its key with the sync password; the first round brings
+    /// every item in and sends this device's out.
+    package static func join(_ collection: FileCollection, directory: String, folder: String,
+                             password: SecureBytes) throws(CofferError) -> CollectionSync {
         guard folder.hasPrefix("/") else { throw .invalidArgument("the sync folder must be an absolute path") }
+        try refuseIfSynced(collection, directory: directory)
         let keysPath = "\(folder)/\(keysFileName)"
         guard (try? FileStatus.of(keysPath))?.kind == .regular else {
-            throw .invalidArgument("\(folder) holds no synced collection (no \(keysFileName)); give the folder that 'coffer sync enable' made on the first device, named by the collection's uuid")
+            throw .invalidArgument("\(folder) holds no synced collection (no \(keysFileName)); give the folder 'coffer sync enable' made on the first device, which 'coffer sync status' shows there")
         }
         let file = try PosixFile(path: keysPath, writable: false)
         let (_, size) = try file.status()
         guard size <= 1 << 16 else { throw .storeCorrupt(file: keysPath, reason: "it is \(size) bytes, far more than key slots take") }
         let slots = try KeySlotsFile.decode(try file.read(at: 0, count: size), file: keysPath)
-        let (dataKey, _) = try slots.open(with: .password(password), file: keysPath)
-        try slots.verify(dataKey: dataKey, file: keysPath)
-        let collection = try store.createJoining(id, label: label, slots: slots, dataKey: dataKey, access: access)
-        return try start(collection, directory: store.directory, folder: folder)
+        let (folderKey, _) = try slots.open(with: .password(password), file: keysPath)
+        try slots.verify(dataKey: folderKey, file: keysPath)
+        return try start(collection, directory: directory, folder: folder, uuid: slots.uuid, folderKey: folderKey)
+    }
+
+    private static func refuseIfSynced(_ collection: FileCollection, directory: String) throws(CofferError) {
+        if let existing = try SyncState.peek(directory: directory, id: collection.id) {
+            throw .invalidArgument("collection '\(collection.id.rawValue)' is synced already, through \(existing.folder)")
+        }
     }
 
     /// Gives the collection its sync state (a new device id) and file, then runs the first round.
-    private static func start(_ collection: FileCollection, directory: String, folder: String) throws(CofferError) -> CollectionSync {
+    private static func start(_ collection: FileCollection, directory: String, folder: String, uuid: [UInt8],
+                              folderKey: SecureBytes) throws(CofferError) -> CollectionSync {
         guard let device = DeviceID(Random.bytes(16)) else { throw .io("cannot make a device id") }
-        let state = SyncState(uuid: collection.uuid, device: device, folder: folder)
-        try SyncDeviceFile(folder: folder, collection: state.uuid, device: device).create()
-        try state.write(directory: directory, id: collection.id, keys: try collection.syncKeys())
+        let state = SyncState(uuid: uuid, device: device, folder: folder, folderKey: folderKey)
+        try SyncDeviceFile(folder: folder, collection: uuid, device: device).create()
+        try state.write(directory: directory, id: collection.id, key: try collection.syncStateKey())
         let sync = CollectionSync(collection: collection, directory: directory)
         try sync.sync()
         return sync

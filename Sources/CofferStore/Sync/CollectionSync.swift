@@ -29,6 +29,8 @@ package final class CollectionSync: Sendable {
         var state: SyncState
         var folder: SyncFolder
         let keys: SyncKeys
+        /// What seals the state (derived from the local collection's key).
+        let stateKey: SecureBytes
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -96,13 +98,11 @@ package final class CollectionSync: Sendable {
     // MARK: Starting
 
     private func start() throws(CofferError) -> Session {
-        let keys = try collection.syncKeys()
-        guard var state = try SyncState.load(directory: directory, id: id, keys: keys) else {
+        let stateKey = try collection.syncStateKey()
+        guard var state = try SyncState.load(directory: directory, id: id, key: stateKey), let folderKey = state.folderKey else {
             throw .invalidArgument("collection '\(id.rawValue)' is not synced; 'coffer sync enable' syncs it")
         }
-        guard state.uuid == collection.uuid else {
-            throw .storeCorrupt(file: SyncState.path(directory, id), reason: "it belongs to another collection")
-        }
+        let keys = try SyncKeys(folderKey: folderKey)
         guard (try? FileStatus.of(state.folder))?.kind == .directory else {
             throw .io("the sync folder \(state.folder) of collection '\(id.rawValue)' is missing or not a directory; syncing waits until it is back (nothing local is affected)")
         }
@@ -121,7 +121,7 @@ package final class CollectionSync: Sendable {
         where entry.version.device == state.device && folder.items[entry.item]?.changes[entry.version] == nil {
             state.entries[local]?.digest = []
         }
-        var session = Session(state: state, folder: folder, keys: keys)
+        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey)
         try matchUnmappedItems(&session)
         return session
     }
@@ -199,7 +199,7 @@ package final class CollectionSync: Sendable {
         }
         s.state.localOnly = s.state.localOnly.filter { offsets[$0] != nil }
         guard !records.isEmpty else { return 0 }
-        try s.state.write(directory: directory, id: id, keys: s.keys)
+        try s.state.write(directory: directory, id: id, key: s.stateKey)
         let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
         try own.append(records, first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
         return records.count
@@ -250,7 +250,7 @@ package final class CollectionSync: Sendable {
             }
         }
         guard !changes.isEmpty else {
-            if stateChanged { try s.state.write(directory: directory, id: id, keys: s.keys) }
+            if stateChanged { try s.state.write(directory: directory, id: id, key: s.stateKey) }
             return []
         }
         var applied: [ChangedItem] = []
@@ -273,7 +273,7 @@ package final class CollectionSync: Sendable {
             }
             // Applied here: the next export finds the record moved and the content the same.
         }
-        try s.state.write(directory: directory, id: id, keys: s.keys)
+        try s.state.write(directory: directory, id: id, key: s.stateKey)
         return outcome
     }
 

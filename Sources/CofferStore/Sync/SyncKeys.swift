@@ -1,42 +1,31 @@
 import CofferCore
 import CofferCrypto
 
-/// The keys of a synced collection, derived from its data key: one for the records of device
-/// files, one for the items' contents inside them (which stay sealed in memory until applied
-/// to the store), and one for this device's own sync state (`SyncState`) and the digests of
-/// items it keeps.
+/// The keys of a synced collection's folder, derived from its folder key (which every device
+/// of the collection has, and none keeps in its store): one for the records of device files,
+/// one for the items' contents inside them (which stay sealed in memory until applied to the
+/// store), and one for the digests that tell whether an item changed.
 package struct SyncKeys: Sendable {
     private let records: SecureBytes
     private let contents: SecureBytes
-    private let state: SecureBytes
+    private let digests: SecureBytes
 
-    package init(dataKey: SecureBytes) throws(CofferError) {
+    package init(folderKey dataKey: SecureBytes) throws(CofferError) {
         records = try CofferError.catching {
             try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync records".utf8), outputLength: AESGCM.keyLength)
         }
         contents = try CofferError.catching {
             try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync contents".utf8), outputLength: AESGCM.keyLength)
         }
-        state = try CofferError.catching {
-            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync state".utf8), outputLength: AESGCM.keyLength)
+        digests = try CofferError.catching {
+            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync digests".utf8), outputLength: AESGCM.keyLength)
         }
-    }
-
-    /// This device's sync state sealed, its file's start (`aad`) authenticated with it.
-    func sealState(_ body: [UInt8], aad: [UInt8]) throws(CofferError) -> [UInt8] {
-        let nonce = Random.nonce(AESGCM.nonceLength)
-        return try CofferError.catching { nonce + (try AESGCM.seal(body, key: state, nonce: nonce, aad: aad)) }
-    }
-
-    func openState(_ sealed: ArraySlice<UInt8>, aad: [UInt8]) throws(CofferError) -> SecureBytes {
-        let nonce = Array(sealed.prefix(AESGCM.nonceLength))
-        return try CofferError.catching { try AESGCM.open(sealed.dropFirst(AESGCM.nonceLength), key: state, nonce: nonce, aad: aad) }
     }
 
     /// What tells whether an item changed since it was last exported or applied: a keyed digest
     /// of its payload, which says nothing of the payload without the collection's key.
     func digest(of payload: SecureBytes) throws(CofferError) -> [UInt8] {
-        try CofferError.catching { try HMAC(key: state).authenticationCode(for: payload) }
+        try CofferError.catching { try HMAC(key: digests).authenticationCode(for: payload) }
     }
 
     func seal(_ record: SyncRecord, aad: [UInt8]) throws(CofferError) -> [UInt8] {

@@ -3,17 +3,24 @@ import CofferCrypto
 import SystemKit
 
 /// What this device knows of a synced collection's sync, in `<id>.sync` beside the collection:
-/// which folder it syncs through, its device id, its clock, and for each local item that is in
-/// the folder, its sync id, the version it was last exported or applied at and a keyed digest
-/// of its payload then (so that an export can tell, after any crash, which items changed).
+/// which folder it syncs through and that folder's key, its device id, its clock, and for each
+/// local item that is in the folder, its sync id, the version it was last exported or applied
+/// at and a keyed digest of its payload then (so that an export can tell, after any crash,
+/// which items changed).
+///
+/// The folder has a key of its own, which the local collection's key seals here: each device
+/// keeps its own collection (its own key, uuid and password: a login collection stays opened
+/// by that machine's login password), and joining one to a folder rewrites nothing in it.
 ///
 /// ```
 /// "COFFERSS"  magic (8)
 /// u16 format version (1)
-/// 16  collection uuid
+/// 16  the folder's uuid
 /// 16  device id
 /// u32 length + the folder's path (UTF-8)
-/// then, sealed (12 nonce, AES-256-GCM, tag) with everything above as associated data:
+/// then, sealed (12 nonce, AES-256-GCM, tag) under a key derived from the collection's data
+/// key, with everything above as associated data:
+///   32  the folder key
 ///   u64 milliseconds, u32 counter        the clock's last reading
 ///   u32 n, n × (u64 local item, 16 sync id, u64 ms, u32 counter, 16 device, 32 digest)
 ///   u32 m, m × u64 local item             items kept on this device only
@@ -32,18 +39,22 @@ package struct SyncState: Sendable {
     static let formatVersion: UInt16 = 1
     static let fileExtension = ".sync"
 
+    /// The folder's uuid, which its device files name.
     package let uuid: [UInt8]
     package let device: DeviceID
     /// The collection's folder inside the synced folder: `<synced folder>/<uuid in hex>`.
     package let folder: String
+    /// The key the folder's keys (`SyncKeys`) derive from; nil in a state only peeked at.
+    package var folderKey: SecureBytes?
     package var clock = HybridLogicalClock()
     package var entries: [ItemID: Entry] = [:]
     package var localOnly: Set<ItemID> = []
 
-    package init(uuid: [UInt8], device: DeviceID, folder: String) {
+    package init(uuid: [UInt8], device: DeviceID, folder: String, folderKey: SecureBytes?) {
         self.uuid = uuid
         self.device = device
         self.folder = folder
+        self.folderKey = folderKey
     }
 
     static func path(_ directory: String, _ id: CollectionID) -> String { "\(directory)/\(id.rawValue)\(fileExtension)" }
@@ -58,7 +69,9 @@ package struct SyncState: Sendable {
         return w.bytes
     }
 
-    package func encoded(keys: SyncKeys) throws(CofferError) -> [UInt8] {
+    /// The file's bytes, the body sealed with `key` (`FileCollection.syncStateKey()`).
+    func encoded(key: SecureBytes) throws(CofferError) -> [UInt8] {
+        guard let folderKey else { throw .invalidArgument("a sync state without its folder key cannot be written") }
         var w = ByteWriter(capacity: 32 + entries.count * 100)
         w.u64(clock.last.milliseconds)
         w.u32(clock.last.counter)
@@ -72,7 +85,13 @@ package struct SyncState: Sendable {
         w.u32(UInt32(localOnly.count))
         for local in localOnly.sorted() { w.u64(local) }
         let header = header
-        return header + (try keys.sealState(w.bytes, aad: header))
+        let nonce = Random.nonce(AESGCM.nonceLength)
+        return try CofferError.catching {
+            let body = try SecureBytes(capacity: folderKey.count + w.bytes.count)
+            try body.append(folderKey)
+            try body.append(w.bytes)
+            return header + nonce + (try AESGCM.seal(body, key: key, nonce: nonce, aad: header))
+        }
     }
 
     /// The clear part of a state file: whose it is and where it syncs (no key needed).
@@ -81,18 +100,25 @@ package struct SyncState: Sendable {
         return try decodeHeader(bytes, file: path(directory, id)).state
     }
 
-    /// The whole state; `storeCorrupt` when it does not open under `keys`.
-    package static func load(directory: String, id: CollectionID, keys: SyncKeys) throws(CofferError) -> SyncState? {
+    /// The whole state; `storeCorrupt` when it does not open under `key`.
+    package static func load(directory: String, id: CollectionID, key: SecureBytes) throws(CofferError) -> SyncState? {
         let file = path(directory, id)
         guard let bytes = try read(directory: directory, id: id) else { return nil }
         var (state, bodyStart) = try decodeHeader(bytes, file: file)
-        let body: [UInt8]
+        let opened: SecureBytes
         do throws(CofferError) {
-            let opened = try keys.openState(bytes[bodyStart...], aad: Array(bytes[..<bodyStart]))
-            body = opened.unprotectedArray(0..<opened.count)
+            let sealed = bytes[bodyStart...]
+            opened = try CofferError.catching {
+                try AESGCM.open(sealed.dropFirst(AESGCM.nonceLength), key: key, nonce: Array(sealed.prefix(AESGCM.nonceLength)),
+                                aad: Array(bytes[..<bodyStart]))
+            }
         } catch {
             throw .storeCorrupt(file: file, reason: "it does not open under the collection's key")
         }
+        guard opened.count >= AESGCM.keyLength else { throw .storeCorrupt(file: file, reason: "its sealed part is malformed") }
+        state.folderKey = try CofferError.catching { try opened.slice(0..<AESGCM.keyLength) }
+        // The rest is ids, versions and keyed digests: nothing secret.
+        let body = opened.unprotectedArray(AESGCM.keyLength..<opened.count)
         var r = ByteReader(body)
         do {
             state.clock = HybridLogicalClock(last: HLCTimestamp(milliseconds: try r.u64(), counter: try r.u32()))
@@ -111,8 +137,8 @@ package struct SyncState: Sendable {
     }
 
     /// Replaces the file in one step.
-    package func write(directory: String, id: CollectionID, keys: SyncKeys) throws(CofferError) {
-        try PosixFile.replace(Self.path(directory, id), with: try encoded(keys: keys))
+    package func write(directory: String, id: CollectionID, key: SecureBytes) throws(CofferError) {
+        try PosixFile.replace(Self.path(directory, id), with: try encoded(key: key))
     }
 
     private static func read(directory: String, id: CollectionID) throws(CofferError) -> [UInt8]? {
@@ -133,7 +159,7 @@ package struct SyncState: Sendable {
             guard let device = DeviceID(Array(try r.raw(16))) else { throw ByteReader.Truncated() }
             let range = try r.fieldRange()
             guard let folder = String(validating: bytes[range], as: UTF8.self) else { throw ByteReader.Truncated() }
-            return (SyncState(uuid: uuid, device: device, folder: folder), bytes.count - r.remaining)
+            return (SyncState(uuid: uuid, device: device, folder: folder, folderKey: nil), bytes.count - r.remaining)
         } catch {
             throw .storeCorrupt(file: file, reason: "it is not a Coffer sync state file of this version")
         }
