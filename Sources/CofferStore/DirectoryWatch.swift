@@ -99,6 +99,17 @@ final class DirectoryWatch: Sendable {
         }
     }
 
+    /// Whether anything in the directory changed after `mark` (always, where the watch cannot
+    /// tell); moves `mark` to now.
+    func changedAnything(since mark: inout Mark) -> Bool {
+        state.withLock { s in
+            drain(&s)
+            let seen = mark.version
+            mark.version = s.version
+            return s.inotify == nil || s.version > seen
+        }
+    }
+
     /// Moves `mark` past the writes to `name` queued so far, which the caller made itself (a
     /// writer holding the file's exclusive lock, whose state holds what it wrote). A creation,
     /// removal or rename of `name` since `mark` is not passed over: no lock keeps others from

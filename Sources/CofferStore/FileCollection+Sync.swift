@@ -1,5 +1,6 @@
 import CofferCore
 import CofferCrypto
+import SystemKit
 
 /// What syncing a collection (`CollectionSync`) reads of it: its identity, its keys, where each
 /// item's record lies (which changes when the item does) and its payloads.
@@ -11,6 +12,18 @@ extension FileCollection {
         return try CofferError.catching {
             try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync state".utf8), outputLength: AESGCM.keyLength)
         }
+    }
+
+    /// Where the collection's file stands: which file, and how far its records go. Any change
+    /// to the collection, by this process or another, moves it.
+    package func contentMark() throws(CofferError) -> ContentMark {
+        try withFreshState { s throws(CofferError) in ContentMark(file: s.identity, end: s.log.validEnd) }
+    }
+
+    /// See `contentMark()`.
+    package struct ContentMark: Equatable, Sendable {
+        let file: FileNode
+        let end: Int
     }
 
     /// Where each item's record lies now: an item whose record moved may have changed (or the

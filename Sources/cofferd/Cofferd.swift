@@ -184,6 +184,7 @@ struct Cofferd: ParsableCommand {
         server.startSecretPortal(audit: audit, frontends: SecretServer.standardPortalFrontends.union(portalFrontends))
         let lockTriggers = LockTriggers(server: server, system: systemBus?.connection)
         try lockTriggers.start()
+        SyncLoop(keychain: keychain, directory: directory, server: server, log: log).start()
         // Last: a client that finds the name finds everything served and watched.
         try Startup.claimName(on: connection, replace: replace, log: log)
         if case .failure(let error) = systemBusResult { log(Startup.noSystemBus(error)) }

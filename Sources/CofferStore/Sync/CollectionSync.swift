@@ -31,6 +31,11 @@ package final class CollectionSync: Sendable {
         let keys: SyncKeys
         /// What seals the state (derived from the local collection's key).
         let stateKey: SecureBytes
+        /// Tells of changes in the folder (what other devices' files brought).
+        let watch: DirectoryWatch
+        var watchMark: DirectoryWatch.Mark
+        /// Where the collection stood when the last round began.
+        var contentMark: FileCollection.ContentMark?
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -44,17 +49,10 @@ package final class CollectionSync: Sendable {
         /// Local changes written to this device's file.
         package var exported = 0
         /// Other devices' changes applied to the store, in order.
-        package var applied: [AppliedChange] = []
+        package var applied: [SyncedChange] = []
         /// What is wrong in the folder (damaged device files, conflicting copies), for the log
         /// and `coffer doctor`; none of it stops the round.
         package var problems: [String] = []
-    }
-
-    /// One change another device made, as applied to the local store.
-    package enum AppliedChange: Equatable, Sendable {
-        case created(ItemID, label: String)
-        case changed(ItemID, label: String)
-        case deleted(ItemID)
     }
 
     package init(collection: FileCollection, directory: String) {
@@ -90,6 +88,18 @@ package final class CollectionSync: Sendable {
         }
     }
 
+    /// Whether a round has something to do: the folder changed (another device's file grew,
+    /// or one came), or the collection did, since the last round began; true before the first
+    /// round and after a failed one. A look at the watch and one `stat`: cheap to ask often.
+    package func hasNews() -> Bool {
+        session.withLock { session in
+            guard var s = session else { return true }
+            defer { session = s }
+            if s.watch.changedAnything(since: &s.watchMark) { return true }
+            return (try? collection.contentMark()) != s.contentMark
+        }
+    }
+
     /// Forgets what was read (when the collection locks: the keys go with it).
     package func reset() {
         session.withLock { $0 = nil }
@@ -112,6 +122,9 @@ package final class CollectionSync: Sendable {
             try own.create()
             for local in state.entries.keys { state.entries[local]?.digest = [] }
         }
+        // Watched before the first read, so that nothing arriving during it goes unseen.
+        let watch = DirectoryWatch(directory: state.folder) { _ in true }
+        let watchMark = watch.mark()
         var folder = SyncFolder(path: state.folder, collection: state.uuid, keys: keys)
         _ = try folder.refresh()
         for item in folder.items.values { for version in item.changes.keys { state.clock.observe(version.timestamp) } }
@@ -121,7 +134,7 @@ package final class CollectionSync: Sendable {
         where entry.version.device == state.device && folder.items[entry.item]?.changes[entry.version] == nil {
             state.entries[local]?.digest = []
         }
-        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey)
+        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark)
         try matchUnmappedItems(&session)
         return session
     }
@@ -152,6 +165,8 @@ package final class CollectionSync: Sendable {
 
     func round(_ s: inout Session) throws(CofferError) -> Round {
         var round = Round()
+        s.contentMark = try collection.contentMark()
+        _ = s.watch.changedAnything(since: &s.watchMark)
         var changed = try read(&s)
         let offsets = try collection.recordOffsets()
         round.exported = try export(&s, offsets: offsets)
@@ -212,7 +227,7 @@ package final class CollectionSync: Sendable {
 
     /// Applies, in one commit, the winner of each of `items` that the store does not hold yet.
     private func importChanges(of items: Set<SyncItemID>, into s: inout Session,
-                               offsets: [ItemID: Int]) throws(CofferError) -> [AppliedChange] {
+                               offsets: [ItemID: Int]) throws(CofferError) -> [SyncedChange] {
         var local: [SyncItemID: ItemID] = [:]
         for (id, entry) in s.state.entries { local[entry.item] = id }
         var changes: [ItemChange] = []
@@ -262,7 +277,7 @@ package final class CollectionSync: Sendable {
             s.checkEverything = true
             return []
         }
-        var outcome: [AppliedChange] = []
+        var outcome: [SyncedChange] = []
         for (plan, changed) in zip(plans, applied) {
             if let digest = plan.digest {
                 s.state.entries[changed.id] = SyncState.Entry(item: plan.item, version: plan.version, digest: digest)

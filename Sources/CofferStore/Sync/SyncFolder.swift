@@ -34,6 +34,24 @@ package struct SyncFolder: Sendable {
         return Hex.decode(String(name.dropLast(SyncDeviceFile.fileExtension.count))).flatMap(DeviceID.init)
     }
 
+    /// The device files in `folder` (no key needed), with when each last changed (seconds
+    /// since 1970), by device.
+    package static func deviceFiles(in folder: String) -> [(device: DeviceID, changed: UInt64?)] {
+        ((try? FileSystem.names(in: folder)) ?? []).sorted().compactMap { name in
+            guard !name.contains(conflictMarker), let device = device(fileName: name) else { return nil }
+            let changed = (try? FileStatus.of("\(folder)/\(name)")).map { UInt64(clamping: $0.modificationTime.seconds) }
+            return (device, changed)
+        }
+    }
+
+    /// The files in `folder` that a sync tool left as conflicting copies of a device's file.
+    package static func conflictingCopies(in folder: String) -> [String] {
+        ((try? FileSystem.names(in: folder)) ?? []).filter { $0.contains(conflictMarker) }.sorted()
+    }
+
+    /// What Syncthing puts in the name of a conflicting copy.
+    static let conflictMarker = ".sync-conflict-"
+
     /// Reads what the device files hold beyond the last read and merges it; returns the items
     /// whose state may have changed.
     package mutating func refresh() throws(CofferError) -> Set<SyncItemID> {
@@ -46,7 +64,7 @@ package struct SyncFolder: Sendable {
             throw .io("cannot list the synced folder \(path): \(error.reason)")
         }
         for name in names {
-            if name.contains(".sync-conflict-") { conflictingCopies.append(name); continue }
+            if name.contains(Self.conflictMarker) { conflictingCopies.append(name); continue }
             guard let device = Self.device(fileName: name), damaged[device] == nil else { continue }
             let file = SyncDeviceFile(folder: path, collection: collection, device: device)
             let (end, records) = positions[device] ?? (0, 0)

@@ -94,6 +94,11 @@ package struct SyncState: Sendable {
         }
     }
 
+    /// Whether collection `id` is synced (has a state file): one `stat`.
+    package static func exists(directory: String, id: CollectionID) -> Bool {
+        (try? PosixFile.identity(of: path(directory, id))) != nil
+    }
+
     /// The clear part of a state file: whose it is and where it syncs (no key needed).
     package static func peek(directory: String, id: CollectionID) throws(CofferError) -> SyncState? {
         guard let bytes = try read(directory: directory, id: id) else { return nil }

@@ -108,7 +108,7 @@ struct CofferCommand: ParsableCommand {
         subcommands: [
             Add.self, Search.self, Update.self, Delete.self,
             Collections.self, CreateCollection.self, DeleteCollection.self,
-            Lock.self, Unlock.self, Passwd.self, Slots.self, Recover.self, Alias.self, Policy.self, Access.self, Otp.self, Import.self, Export.self,
+            Lock.self, Unlock.self, Passwd.self, Slots.self, Recover.self, Sync.self, Alias.self, Policy.self, Access.self, Otp.self, Import.self, Export.self,
             Doctor.self, AuditLog.self,
         ]
     )

@@ -30,27 +30,38 @@ final class DirectKeychain: KeychainBackend {
 
     func addRecoveryKey(_ id: CollectionID, password: SecureBytes) throws -> (RecoveryKey, KeySlot) {
         let collection = try store.fileCollection(id)
-        return try recordingSlotChange(id, "recovery key slot added") {
+        return try recordingKeyChange(id, "recovery key slot added") {
             try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.addRecoveryKey(password: password) }
         }
     }
 
     func removeKeySlot(_ slot: UInt32, of id: CollectionID, password: SecureBytes) throws {
         let collection = try store.fileCollection(id)
-        try recordingSlotChange(id, "key slot \(slot) removed") {
+        try recordingKeyChange(id, "key slot \(slot) removed") {
             try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.removeKeySlot(slot, password: password) }
         }
     }
 
     func recover(_ id: CollectionID, with recoveryKey: RecoveryKey, newPassword: SecureBytes) throws {
         let collection = try store.fileCollection(id)
-        try recordingSlotChange(id, "new password set with the recovery key") {
+        try recordingKeyChange(id, "new password set with the recovery key") {
             try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.recover(with: recoveryKey, newPassword: newPassword) }
         }
     }
 
-    /// Runs a change of `id`'s key slots and records it (`keys`), done or failed, as `detail`.
-    private func recordingSlotChange<R>(_ id: CollectionID, _ detail: String, _ change: () throws -> R) throws -> R {
+    // MARK: Sync (the store's files and the synced folder, whether a daemon runs or not)
+
+    /// Collection `id` opened in this process and unlocked with `password` (throttled as
+    /// every unlock is), for the sync commands.
+    func unlockedFileCollection(_ id: CollectionID, password: SecureBytes) throws -> FileCollection {
+        let collection = try store.fileCollection(id)
+        try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in try collection.unlock(password: password) }
+        return collection
+    }
+
+    /// Runs a change of `id`'s keys — its key slots, or its sync's (enabling, joining,
+    /// restoring a lost version) — and records it (`keys`), done or failed, as `detail`.
+    func recordingKeyChange<R>(_ id: CollectionID, _ detail: String, _ change: () throws -> R) throws -> R {
         let label = try? keychain.info(id).label
         do {
             let result = try change()
@@ -116,7 +127,7 @@ final class DirectKeychain: KeychainBackend {
     /// Adds a TPM key slot to `id` (see `FileCollection.addTPMSlot`).
     func addTPMSlot(_ id: CollectionID, pin: SecureBytes?, pcrs: PCRSelection, password: SecureBytes) throws -> KeySlot {
         let collection = try store.fileCollection(id)
-        return try recordingSlotChange(id, "TPM key slot added") {
+        return try recordingKeyChange(id, "TPM key slot added") {
             try Keychain.waitingOutThrottle(of: id) { () throws(CofferError) in
                 try collection.addTPMSlot(.configured(ProcessInfo.processInfo.environment), pin: pin, pcrs: pcrs, password: password)
             }
