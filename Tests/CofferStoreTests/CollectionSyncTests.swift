@@ -119,6 +119,24 @@ import Testing
         #expect(keys.count < 200)
     }
 
+    @Test func anItemKeptOnOneDeviceNeverEntersTheFolder() throws {
+        let devices = try Devices()
+        let local = CollectionSync.localOnlyAttribute
+        _ = try devices[0].commit([Self.item("kept-here-zq", "only-here-zq", attributes: ["n": "1", local.name: local.value])])
+        let shared = try #require(try devices[0].commit([Self.item("shared", "s", attributes: ["n": "2"])]).first?.id)
+        try devices.settle()
+        #expect(try devices.contents(1) == ["shared=s"])
+        for name in try FileManager.default.contentsOfDirectory(atPath: devices.folder) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/\(name)"))
+            #expect(bytes.range(of: Data("only-here-zq".utf8)) == nil)
+        }
+        // Kept here from now on: it leaves the other device, and stays here.
+        _ = try devices[0].commit([.update(shared, ItemChanges(attributes: ["n": "2", local.name: local.value]))])
+        try devices.settle()
+        #expect(try devices.contents(1) == [])
+        #expect(try devices.contents(0) == ["kept-here-zq=only-here-zq", "shared=s"])
+    }
+
     @Test func concurrentEditsConvergeOnTheNewestAndKeepTheLoser() throws {
         let devices = try Devices()
         let id = try #require(try devices[0].commit([Self.item("mail", "v0")]).first?.id)

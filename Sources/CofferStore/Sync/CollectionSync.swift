@@ -144,7 +144,7 @@ package final class CollectionSync: Sendable {
     /// leaves (the item is in the store, the state does not say where it came from).
     private func matchUnmappedItems(_ s: inout Session) throws(CofferError) {
         let offsets = try collection.recordOffsets()
-        let unmapped = offsets.keys.filter { s.state.entries[$0] == nil && !s.state.localOnly.contains($0) }.sorted()
+        let unmapped = offsets.keys.filter { s.state.entries[$0] == nil }.sorted()
         guard !unmapped.isEmpty else { return }
         let mapped = Set(s.state.entries.values.map(\.item))
         var byDigest: [[UInt8]: [(SyncItemID, ChangeVersion)]] = [:]
@@ -155,6 +155,7 @@ package final class CollectionSync: Sendable {
         }
         guard !byDigest.isEmpty else { return }
         try collection.forEachPayload(of: unmapped) { local, payload throws(CofferError) in
+            guard !Self.isLocalOnly(try ItemPayload.metadata(from: payload)) else { return }
             let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
             guard let (item, version) = byDigest[digest]?.popLast() else { return }
             s.state.entries[local] = SyncState.Entry(item: item, version: version, digest: digest)
@@ -190,14 +191,27 @@ package final class CollectionSync: Sendable {
         return changed
     }
 
+    /// The attribute that keeps an item on this device only (`coffer sync local-only`).
+    package static let localOnlyAttribute = (name: "coffer:sync", value: "local")
+
+    static func isLocalOnly(_ metadata: ItemMetadata) -> Bool {
+        metadata.attributes[localOnlyAttribute.name] == localOnlyAttribute.value
+    }
+
     /// Appends a version of each local item that changed since it was last exported or
-    /// applied, and a tombstone for each that is gone; returns how many.
+    /// applied, and a tombstone for each that is gone, or that is now kept on this device
+    /// only (which never enters the folder); returns how many.
     private func export(_ s: inout Session, offsets: [ItemID: Int]) throws(CofferError) -> Int {
         var records: [SyncRecord] = []
-        let moved = offsets.filter { s.offsets[$0.key] != $0.value && !s.state.localOnly.contains($0.key) }.keys.sorted()
+        var gone = Set(s.state.entries.keys.filter { offsets[$0] == nil })
+        let moved = offsets.filter { s.offsets[$0.key] != $0.value }.keys.sorted()
         try collection.forEachPayload(of: moved) { local, payload throws(CofferError) in
-            let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
             let entry = s.state.entries[local]
+            if Self.isLocalOnly(try ItemPayload.metadata(from: payload)) {
+                if entry != nil { gone.insert(local) }
+                return
+            }
+            let digest = try s.keys.digest(of: ItemPayload.canonical(payload))
             if let entry, entry.digest == digest { return }
             let item = if let entry { entry.item } else { try Self.newItemID() }
             let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
@@ -206,13 +220,12 @@ package final class CollectionSync: Sendable {
                                               content: .item(content))))
             s.state.entries[local] = SyncState.Entry(item: item, version: version, digest: digest)
         }
-        for (local, entry) in s.state.entries.sorted(by: { $0.key < $1.key }) where offsets[local] == nil {
-            s.state.entries[local] = nil
+        for local in gone.sorted() {
+            guard let entry = s.state.entries.removeValue(forKey: local) else { continue }
             guard s.folder.items[entry.item]?.exists ?? true else { continue }   // deleted elsewhere already
             let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
             records.append(.change(SyncChange(item: entry.item, version: version, replaces: [entry.version], content: .deleted)))
         }
-        s.state.localOnly = s.state.localOnly.filter { offsets[$0] != nil }
         guard !records.isEmpty else { return 0 }
         try s.state.write(directory: directory, id: id, key: s.stateKey)
         let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)

@@ -23,7 +23,6 @@ import SystemKit
 ///   32  the folder key
 ///   u64 milliseconds, u32 counter        the clock's last reading
 ///   u32 n, n × (u64 local item, 16 sync id, u64 ms, u32 counter, 16 device, 32 digest)
-///   u32 m, m × u64 local item             items kept on this device only
 /// ```
 /// The folder and device id are in clear (`coffer sync status` shows them while locked); the
 /// rest needs the collection's key. The file is replaced whole (written beside, renamed).
@@ -48,7 +47,6 @@ package struct SyncState: Sendable {
     package var folderKey: SecureBytes?
     package var clock = HybridLogicalClock()
     package var entries: [ItemID: Entry] = [:]
-    package var localOnly: Set<ItemID> = []
 
     package init(uuid: [UInt8], device: DeviceID, folder: String, folderKey: SecureBytes?) {
         self.uuid = uuid
@@ -82,8 +80,6 @@ package struct SyncState: Sendable {
             SyncRecord.encode(entry.version, into: &w)
             w.raw(entry.digest)
         }
-        w.u32(UInt32(localOnly.count))
-        for local in localOnly.sorted() { w.u64(local) }
         let header = header
         let nonce = Random.nonce(AESGCM.nonceLength)
         return try CofferError.catching {
@@ -133,7 +129,6 @@ package struct SyncState: Sendable {
                 let version = try SyncRecord.version(&r)
                 state.entries[local] = Entry(item: item, version: version, digest: Array(try r.raw(32)))
             }
-            for _ in 0..<(try r.u32()) { state.localOnly.insert(try r.u64()) }
             guard r.remaining == 0 else { throw ByteReader.Truncated() }
         } catch {
             throw .storeCorrupt(file: file, reason: "its sealed part is malformed")

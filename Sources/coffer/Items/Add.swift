@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferCore
 import CofferCrypto
+import CofferStore
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,6 +50,10 @@ struct Add: ParsableCommand {
     @Flag(help: "Store stdin byte for byte (keep a trailing newline): for binary secrets.")
     var raw = false
 
+    @Flag(name: .customLong("local-only"),
+          help: "Keep the item on this machine only, out of a synced collection's folder (it carries the attribute coffer:sync=local).")
+    var localOnly = false
+
     @OptionGroup var passwords: PasswordOptions
 
     func validate() throws {
@@ -60,7 +65,8 @@ struct Add: ParsableCommand {
     func run() throws {
         let access = try KeychainAccess(global)
         let id = try access.resolve(target.collection)
-        let attributes = try item.attributes(defaultClass: .generic)
+        var attributes = try item.attributes(defaultClass: .generic)
+        if localOnly { attributes[CollectionSync.localOnlyAttribute.name] = CollectionSync.localOnlyAttribute.value }
         let label = self.label ?? defaultLabel()
         let input = InputSource(passwordFromStdin: passwords.passwordStdin)
         try access.unlock(id, input: input)
