@@ -16,6 +16,9 @@ struct DaemonObject: DBusObject {
 
     func getProperty(_ name: String, interface: String, call: MethodCall) throws -> DBusValue {
         if name == CofferDaemonInterface.Property.collections { return CollectionAccessSummary.value(collections()) }
+        if name == CofferDaemonInterface.Property.syncProblems {
+            return SyncProblems.value(Dictionary(uniqueKeysWithValues: server.syncProblems.withLock { $0 }.map { ($0.key.rawValue, $0.value) }))
+        }
         if name == CofferDaemonInterface.Property.longestDispatch {
             return .uint64(UInt64(server.connection.longestDispatch / .microseconds(1)))
         }

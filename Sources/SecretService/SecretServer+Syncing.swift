@@ -25,4 +25,10 @@ extension SecretServer {
             emit(SecretPath.service, ServiceInterface.name, ServiceInterface.Signal.collectionChanged, [.objectPath(SecretPath.collection(id))])
         }
     }
+
+    /// Keeps what syncing collection `id` found wrong (none: it syncs well) for `coffer doctor`
+    /// (`org.coffer.Daemon.SyncProblems`).
+    public func reportSyncProblems(in id: CollectionID, _ problems: [String]) {
+        syncProblems.withLock { $0[id] = problems.isEmpty ? nil : problems }
+    }
 }

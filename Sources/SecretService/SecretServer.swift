@@ -50,6 +50,8 @@ public final class SecretServer: DBusObjectTree, Sendable {
         get { tpmUnlocker.withLock { $0 } }
         set { tpmUnlocker.withLock { $0 = newValue } }
     }
+    /// What each synced collection's last sync round found wrong (`reportSyncProblems`).
+    let syncProblems = Mutex<[CollectionID: [String]]>([:])
     private let tpmUnlocker = Mutex<(@Sendable (CollectionID, SecureBytes) throws -> Void)?>(nil)
 
     public var fingerprint: (any FingerprintReader)? {

@@ -17,6 +17,7 @@ public enum CofferDaemonInterface {
         PropertyDescription(Property.pinentryEnvironment, .stringDictionary),
         PropertyDescription(Property.collections, CollectionAccessSummary.signature),
         PropertyDescription(Property.longestDispatch, .uint64),
+        PropertyDescription(Property.syncProblems, .stringDictionary),
     ])
 
     public enum Property {
@@ -37,6 +38,10 @@ public enum CofferDaemonInterface {
         /// The longest its D-Bus loop has spent on one call or piece of work since it started,
         /// in microseconds: how long another client's call may have waited behind one.
         public static let longestDispatch = "LongestDispatchMicroseconds"
+        /// What is wrong with each synced collection's syncing, as its last round found
+        /// (`SyncProblems`): a collection id, and its problems one per line; a collection
+        /// that syncs well is left out.
+        public static let syncProblems = "SyncProblems"
     }
 
     /// The environment variables `PinentryEnvironment` carries: where a prompt can be shown
@@ -137,5 +142,26 @@ public struct CollectionAccessSummary: Sendable, Equatable {
             summaries[id] = CollectionAccessSummary(policy: policy, itemsWithoutOwner: count)
         }
         return summaries
+    }
+}
+
+/// What cofferd reports of its synced collections' syncing (`CofferDaemonInterface.Property.syncProblems`):
+/// damaged or foreign device files, conflicting copies, and why syncing stopped if it did.
+public enum SyncProblems {
+    public static func value(_ problems: [String: [String]]) -> DBusValue {
+        .stringDictionary(problems.filter { !$0.value.isEmpty }.mapValues { $0.joined(separator: "\n") })
+    }
+
+    /// Asks `owner` (a unique name) on `connection`.
+    public static func read(from owner: String, on connection: DBusConnection,
+                            timeout: Duration = .seconds(5)) throws(DBusError) -> [String: [String]] {
+        let reply = try connection.call(destination: owner, path: CofferDaemonInterface.path, interface: StandardInterface.properties,
+                                        member: "Get", arguments: [.string(CofferDaemonInterface.name),
+                                                                   .string(CofferDaemonInterface.Property.syncProblems)],
+                                        timeout: timeout)
+        guard reply.count == 1, case .variant(let value) = reply[0], let problems = value.stringDictionary else {
+            throw .failed("\(owner) does not report its syncing as cofferd does")
+        }
+        return problems.mapValues { $0.split(separator: "\n").map(String.init) }
     }
 }

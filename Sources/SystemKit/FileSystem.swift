@@ -34,6 +34,9 @@ public enum FileSystem {
     /// Whether `path` names anything (`access(2)` with F_OK).
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Whether this process may create and change files in the directory `path`.
+    public static func isWritableDirectory(_ path: String) -> Bool { access(path, W_OK | X_OK) == 0 }
+
     /// The whole contents of the file `path`, read to end of file (so also files whose size
     /// says 0, such as those in /proc).
     public static func contents(of path: String) throws(Errno) -> [UInt8] {

@@ -79,12 +79,14 @@ final class SyncLoop: Sendable {
             if !round.applied.isEmpty { log("collection '\(id.rawValue)': \(round.applied.count) change(s) from other devices applied") }
             for problem in round.problems where !follow.lastProblems.contains(problem) { log("warning: collection '\(id.rawValue)': \(problem)") }
             follow.lastProblems = round.problems
+            server.reportSyncProblems(in: id, round.problems)
         } catch {
             let message = "\(error)"
             if message != follow.lastError {
                 log("warning: syncing collection '\(id.rawValue)' stopped: \(message); local reads and writes go on, and syncing is tried again every few seconds")
             }
             follow.lastError = message
+            server.reportSyncProblems(in: id, ["syncing stopped: \(message); local reads and writes go on, and it is tried again every few seconds"])
         }
     }
 }

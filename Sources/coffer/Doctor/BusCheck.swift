@@ -29,6 +29,8 @@ struct SecretServiceOwner {
     let daemon: CofferDaemonDescription?
     /// Its unlocked collections' policies and items without an owner, when it is cofferd.
     let collections: [String: CollectionAccessSummary]?
+    /// What its synced collections' last rounds found wrong, when it is cofferd.
+    let syncProblems: [String: [String]]?
 
     var programName: String {
         daemon?.executable.split(separator: "/").last.map(String.init) ?? process?.programName ?? "an unknown program"
@@ -61,7 +63,8 @@ enum BusCheck {
         let pid = try? connection.unixProcessID(of: owner)
         let daemon = try? CofferDaemonDescription.read(from: owner, on: connection)
         return .owned(SecretServiceOwner(uniqueName: owner, process: pid.map { ProcessDetails(pid: $0) }, daemon: daemon,
-                                         collections: daemon == nil ? nil : try? CollectionAccessSummary.read(from: owner, on: connection)))
+                                         collections: daemon == nil ? nil : try? CollectionAccessSummary.read(from: owner, on: connection),
+                                         syncProblems: daemon == nil ? nil : try? SyncProblems.read(from: owner, on: connection)))
     }
 
     static func finding(_ state: BusState, activation: ActivationFile?) -> Finding {

@@ -84,6 +84,7 @@ struct Doctor: ParsableCommand {
                 AutostartCheck.unitsFinding(systemd)]
             + storeFindings
             + CollectionsCheck.findings(store: store, storeReadable: storeReadable, daemon: daemon)
+            + SyncCheck.findings(store: store, storeReadable: storeReadable, bus: bus)
             + [PinentryCheck.finding(bus: bus, session: session)]
             + AccessCheck.findings(bus: bus)
             + [UnitCheck.finding(systemd, bus: bus)]
