@@ -91,8 +91,9 @@ let package = Package(
         ]),
 
         // Benchmarks (not tests): `swift run -c release coffer-bench` (core and store),
-        // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring) and
-        // `coffer-unlock-flood` (a flood of wrong passwords).
+        // `coffer-bus-bench` (the daemon over a bus, beside gnome-keyring),
+        // `coffer-unlock-flood` (a flood of wrong passwords) and `coffer-sync-bench` (syncing
+        // through Syncthing, beside Syncthing carrying a plain file).
         .executableTarget(name: "coffer-bench", dependencies: ["CofferCore", "CofferStore", "CofferCrypto", "TPMKit"],
                           path: "Benchmarks/CofferBench"),
         .executableTarget(name: "coffer-unlock-flood", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCrypto",
@@ -101,6 +102,9 @@ let package = Package(
         .executableTarget(name: "coffer-bus-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
                                                                  "CofferCrypto", "DBusKit", "SystemKit", "CofferTestSupport"],
                           path: "Benchmarks/BusBench"),
+        .executableTarget(name: "coffer-sync-bench", dependencies: ["SecretServiceClient", "SecretServiceProtocol", "CofferCore",
+                                                                  "CofferStore", "CofferCrypto", "DBusKit", "SystemKit", "CofferTestSupport"],
+                          path: "Benchmarks/SyncBench"),
 
         // Test support (used by test targets only): private buses and child processes.
         .target(name: "CofferTestSupport", dependencies: ["DBusKit", "SystemKit", "SecretServiceClient", "CofferCrypto"]),
