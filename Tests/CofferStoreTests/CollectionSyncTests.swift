@@ -261,6 +261,39 @@ import Testing
         #expect(try devices.contents(0) == ["from-2=b"])
     }
 
+    @Test func aRemovedDeviceReadsNothingChangedAfterItsRemoval() throws {
+        let devices = try Devices(count: 3)
+        _ = try devices[0].commit([Self.item("before", "b")])
+        try devices.settle()
+        let removed = try Self.state(devices, 2)
+        let oldFolder = devices.folder
+        let newFolder = try devices.syncs[0].removeDevice(String("\(removed)".prefix(8)), newPassword: try Self.secure("new sync password"))
+        #expect(newFolder != oldFolder)
+        // The others are told where the collection went, and join it with the new password,
+        // their items matched by content, not doubled.
+        let notice = try devices.syncs[1].sync().problems
+        #expect(notice.contains { $0.contains("removed machine \(removed)") && $0.contains(newFolder) }, "\(notice)")
+        #expect(throws: CofferError.authenticationFailed) {
+            _ = try CollectionSync.join(devices[2], directory: devices.fixtures[2].directory, folder: newFolder,
+                                        password: try Self.secure(Self.password))
+        }
+        devices.syncs[1] = try CollectionSync.join(devices[1], directory: devices.fixtures[1].directory, folder: newFolder,
+                                                   password: try Self.secure("new sync password"))
+        _ = try devices[0].commit([Self.item("after", "a")])
+        _ = try devices[2].commit([Self.item("from-the-removed", "r")])
+        for _ in 0..<2 { for device in 0..<2 { try devices.syncs[device].sync() } }
+        try devices.syncs[2].sync()
+        #expect(try devices.contents(0) == ["after=a", "before=b"])
+        #expect(try devices.contents(1) == ["after=a", "before=b"])
+        #expect(try devices.contents(2) == ["before=b", "from-the-removed=r"])
+        // Its old file put into the new folder is set aside, never merged.
+        let file = "\(removed).csync"
+        try FileManager.default.copyItem(atPath: "\(oldFolder)/\(file)", toPath: "\(newFolder)/\(file)")
+        let round = try devices.syncs[0].sync()
+        #expect(round.problems.contains { $0.contains("\(removed)") && $0.contains("set aside") }, "\(round.problems)")
+        #expect(try devices.contents(0) == ["after=a", "before=b"])
+    }
+
     @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()

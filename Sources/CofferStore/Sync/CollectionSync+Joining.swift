@@ -38,11 +38,15 @@ extension CollectionSync {
     /// Joins `collection` (unlocked: this device's own, which may hold items already, which
     /// then go to the others) to the synced folder `folder` (the one `enable` made, holding
     /// `collection.keys`), opening its key with the sync password; the first round brings
-    /// every item in and sends this device's out.
+    /// every item in and sends this device's out. A collection synced through another folder
+    /// moves to this one (where another device moved it, removing a device); items the two
+    /// folders both hold are matched by content, not doubled.
     package static func join(_ collection: FileCollection, directory: String, folder: String,
                              password: SecureBytes) throws(CofferError) -> CollectionSync {
         guard folder.hasPrefix("/") else { throw .invalidArgument("the sync folder must be an absolute path") }
-        try refuseIfSynced(collection, directory: directory)
+        if let existing = try SyncState.peek(directory: directory, id: collection.id), existing.folder == folder {
+            throw .invalidArgument("collection '\(collection.id.rawValue)' is synced through \(folder) already")
+        }
         let keysPath = "\(folder)/\(keysFileName)"
         guard (try? FileStatus.of(keysPath))?.kind == .regular else {
             throw .invalidArgument("\(folder) holds no synced collection (no \(keysFileName)); give the folder 'coffer sync enable' made on the first device, which 'coffer sync status' shows there")

@@ -36,6 +36,9 @@ package final class CollectionSync: Sendable {
         var watchMark: DirectoryWatch.Mark
         /// Where the collection stood when the last round began.
         var contentMark: FileCollection.ContentMark?
+        /// The state file as this session last read or wrote it: another process's round (or
+        /// a join moving the collection) replaces it, and this session then starts afresh.
+        var stateFile: FileNode?
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -78,6 +81,9 @@ package final class CollectionSync: Sendable {
             try lock.lock(.exclusive)
             defer { lock.unlock() }
             do throws(CofferError) {
+                if let known = session?.stateFile, try PosixFile.identity(of: SyncState.path(directory, id))?.identity != known {
+                    session = nil
+                }
                 var current = if let session { session } else { try start() }
                 defer { session = current }
                 return try body(&current)
@@ -134,7 +140,8 @@ package final class CollectionSync: Sendable {
         where entry.version.device == state.device && folder.items[entry.item]?.changes[entry.version] == nil {
             state.entries[local]?.digest = []
         }
-        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark)
+        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark,
+                              stateFile: try PosixFile.identity(of: SyncState.path(directory, id))?.identity)
         try matchUnmappedItems(&session)
         return session
     }
@@ -227,10 +234,16 @@ package final class CollectionSync: Sendable {
             records.append(.change(SyncChange(item: entry.item, version: version, replaces: [entry.version], content: .deleted)))
         }
         guard !records.isEmpty else { return 0 }
-        try s.state.write(directory: directory, id: id, key: s.stateKey)
+        try save(&s)
         let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
         try own.append(records, first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
         return records.count
+    }
+
+    /// Writes the state, and notes which file it is now.
+    func save(_ s: inout Session) throws(CofferError) {
+        try s.state.write(directory: directory, id: id, key: s.stateKey)
+        s.stateFile = try PosixFile.identity(of: SyncState.path(directory, id))?.identity
     }
 
     private static func newItemID() throws(CofferError) -> SyncItemID {
@@ -278,7 +291,7 @@ package final class CollectionSync: Sendable {
             }
         }
         guard !changes.isEmpty else {
-            if stateChanged { try s.state.write(directory: directory, id: id, key: s.stateKey) }
+            if stateChanged { try save(&s) }
             return []
         }
         var applied: [ChangedItem] = []
@@ -301,12 +314,12 @@ package final class CollectionSync: Sendable {
             }
             // Applied here: the next export finds the record moved and the content the same.
         }
-        try s.state.write(directory: directory, id: id, key: s.stateKey)
+        try save(&s)
         return outcome
     }
 
     private func problems(of s: Session) -> [String] {
-        s.folder.damaged.sorted { $0.key < $1.key }.map { "the sync file of device \($0.key) is set aside: \($0.value)" }
+        moveNotices(of: s) + s.folder.damaged.sorted { $0.key < $1.key }.map { "the sync file of device \($0.key) is set aside: \($0.value)" }
             + s.folder.conflictingCopies.map {
                 "\($0) is a second file under one device's name: two devices share an id (one restored from the other's backup?); its changes are not merged until it is renamed to a new device id"
             }

@@ -18,6 +18,8 @@ package struct SyncFolder: Sendable {
     package private(set) var damaged: [DeviceID: String] = [:]
     /// How far each device says it has merged the others' files (its latest `merged` record).
     package private(set) var mergedBy: [DeviceID: [DeviceID: UInt64]] = [:]
+    /// Devices that removed another and moved the collection to another folder (its uuid).
+    package private(set) var moves: [DeviceID: (folder: [UInt8], removed: DeviceID)] = [:]
     /// Files a sync tool left as conflicting copies of a device's file: two devices write under
     /// one id (one restored from the other's backup).
     package private(set) var conflictingCopies: [String] = []
@@ -79,6 +81,8 @@ package struct SyncFolder: Sendable {
                     if items[change.item, default: MergedItem(item: change.item)].merge(change) { changed.insert(change.item) }
                 case .merged(let counts):
                     mergedBy[device] = counts
+                case .moved(let folder, let removed):
+                    moves[device] = (folder, removed)
                 }
             }
             positions[device] = (max(end, contents.end), records + UInt64(contents.records.count))

@@ -9,6 +9,7 @@ import CofferCore
 /// 1 change: 16 item, version, u32 n + n versions it replaces,
 ///           u8 content (1 item: u32+bytes sealed content, 2 deleted)
 /// 2 merged: u32 n + n × (16 device, u64 records of its file merged)
+/// 3 moved:  16 uuid of the folder the collection moved to, 16 device removed
 /// version: u64 milliseconds, u32 counter, 16 device
 /// ```
 /// Its plain text holds no label, attribute or secret: an item's content stays sealed by
@@ -16,6 +17,10 @@ import CofferCore
 package enum SyncRecord: Hashable, Sendable {
     case change(SyncChange)
     case merged([DeviceID: UInt64])
+    /// The writer removed a device: the collection now syncs through another folder (of the
+    /// same synced folder), under a new key that only the new sync password opens. A notice
+    /// for the other devices, which the removed one can read too: never followed by itself.
+    case moved(folder: [UInt8], removed: DeviceID)
 
     /// Why bytes are not a record (its seal opened, so this is a writer's fault, or a newer
     /// format).
@@ -46,6 +51,10 @@ package enum SyncRecord: Hashable, Sendable {
                 w.raw(device.bytes)
                 w.u64(count)
             }
+        case .moved(let folder, let removed):
+            w.u8(3)
+            w.raw(folder)
+            w.raw(removed.bytes)
         }
         return w.bytes
     }
@@ -79,6 +88,10 @@ package enum SyncRecord: Hashable, Sendable {
                     counts[device] = try r.u64()
                 }
                 self = .merged(counts)
+            case 3:
+                let folder = Array(try r.raw(16))
+                guard let removed = DeviceID(Array(try r.raw(16))) else { throw Malformed(why: "a device id") }
+                self = .moved(folder: folder, removed: removed)
             case let other:
                 throw Malformed(why: "a record of kind \(other)")
             }

@@ -36,7 +36,7 @@ struct Sync: ParsableCommand {
           coffer sync status
           coffer sync conflicts
         """,
-        subcommands: [Status.self, Enable.self, Join.self, Now.self, Conflicts.self, Restore.self],
+        subcommands: [Status.self, Enable.self, Join.self, Now.self, Conflicts.self, Restore.self, RemoveDevice.self],
         defaultSubcommand: Status.self
     )
 
@@ -237,13 +237,55 @@ struct Sync: ParsableCommand {
         }
     }
 
-    /// The synced collection named, opened with its password.
-    static func open(_ global: GlobalOptions, _ name: String?, _ passwords: PasswordOptions) throws -> CollectionSync {
+    struct RemoveDevice: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-device",
+            abstract: "Stop a machine from reading the collection's changes from now on (the collection moves under a new sync password).",
+            discussion: """
+            For a machine you no longer own or trust. The collection moves to a new folder, \
+            beside the old one in the shared folder, under a new key that only a new sync \
+            password opens; this machine syncs there at once. Each other machine is told (in \
+            'coffer doctor' and cofferd's log) and joins the new folder with the new \
+            password: coffer sync join <new folder> --collection <its collection>. The removed \
+            machine keeps what it had already received: change the passwords that matter. \
+            Stop sharing the folder with it in your sync tool too.
+
+            Asks for the collection's password, then the new sync password twice (with \
+            --password-stdin: line 1, then line 2).
+
+            EXAMPLES
+              coffer sync status
+              coffer sync remove-device 9a1b2c3d
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The machine's id as 'coffer sync status' shows it (8 characters of it at least).", valueName: "machine"))
+        var machine: String
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var target: CollectionOption<AnyCollection>
+        @OptionGroup var passwords: PasswordOptions
+
+        func run() throws {
+            let (direct, id) = try Slots.open(global, target.collection)
+            let input = InputSource(passwordFromStdin: passwords.passwordStdin)
+            let sync = try Sync.open(global, target.collection, passwords, input: input)
+            let newPassword = try input.newPassword(for: id, what: "sync password")
+            let folder = try direct.recordingKeyChange(id, "machine removed from the sync") { try sync.removeDevice(machine, newPassword: newPassword) }
+            Output.line("collection '\(id)' now syncs through \(folder), under the new sync password; machine \(machine) cannot read what changes from now on")
+            Output.line("on each other machine: coffer sync join \(folder) --collection <its collection> (with the new sync password)")
+        }
+    }
+
+    /// The synced collection named, opened with its password (read from `input`, by default
+    /// as `passwords` says).
+    static func open(_ global: GlobalOptions, _ name: String?, _ passwords: PasswordOptions,
+                     input: InputSource? = nil) throws -> CollectionSync {
         let (direct, id) = try Slots.open(global, name)
         guard SyncState.exists(directory: direct.directory, id: id) else {
             throw CLIError.usage("collection '\(id)' is not synced; 'coffer sync enable FOLDER --collection \(id)' syncs it")
         }
-        let password = try InputSource(passwordFromStdin: passwords.passwordStdin).password(for: id)
+        let password = try (input ?? InputSource(passwordFromStdin: passwords.passwordStdin)).password(for: id)
         let collection = try Slots.wrongPasswordMeansLocked(id) { try direct.unlockedFileCollection(id, password: password) }
         return CollectionSync(collection: collection, directory: direct.directory)
     }
