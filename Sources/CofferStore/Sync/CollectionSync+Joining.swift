@@ -22,16 +22,7 @@ extension CollectionSync {
         guard (try? FileStatus.of(syncedFolder))?.kind == .directory else {
             throw .invalidArgument("\(syncedFolder) is not a directory; give the folder your sync tool (Syncthing) shares")
         }
-        let folderKey = try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) }
-        let uuid = Random.bytes(16)
-        let folder = "\(syncedFolder)/\(Hex.encode(uuid))"
-        let slots = try KeySlotsFile.first(uuid: uuid, dataKey: folderKey, opener: .password(password), kdf: collection.kdf)
-        do {
-            try FileSystem.makeDirectories(folder, permissions: 0o700)
-        } catch {
-            throw .io("cannot create the sync folder \(folder): \(error.reason)")
-        }
-        try PosixFile.replace("\(folder)/\(keysFileName)", with: slots.encoded())
+        let (folder, uuid, folderKey) = try makeFolder(in: syncedFolder, password: password, kdf: collection.kdf)
         return (try start(collection, directory: directory, folder: folder, uuid: uuid, folderKey: folderKey), folder)
     }
 
@@ -58,6 +49,23 @@ extension CollectionSync {
         let (folderKey, _) = try slots.open(with: .password(password), file: keysPath)
         try slots.verify(dataKey: folderKey, file: keysPath)
         return try start(collection, directory: directory, folder: folder, uuid: slots.uuid, folderKey: folderKey)
+    }
+
+    /// A new collection folder in `parent`: a new uuid names it, and its new folder key is
+    /// sealed by `password` in its `collection.keys`.
+    static func makeFolder(in parent: String, password: SecureBytes,
+                           kdf: Argon2Parameters) throws(CofferError) -> (folder: String, uuid: [UInt8], key: SecureBytes) {
+        let key = try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) }
+        let uuid = Random.bytes(16)
+        let folder = "\(parent)/\(Hex.encode(uuid))"
+        let slots = try KeySlotsFile.first(uuid: uuid, dataKey: key, opener: .password(password), kdf: kdf)
+        do throws(Errno) {
+            try FileSystem.makeDirectories(folder, permissions: 0o700)
+        } catch {
+            throw .io("cannot create the sync folder \(folder): \(error.reason)")
+        }
+        try PosixFile.replace("\(folder)/\(keysFileName)", with: slots.encoded())
+        return (folder, uuid, key)
     }
 
     private static func refuseIfSynced(_ collection: FileCollection, directory: String) throws(CofferError) {

@@ -23,17 +23,8 @@ extension CollectionSync {
             guard device != s.state.device else {
                 throw .invalidArgument("'\(removed)' is this machine; remove it from another machine, or stop syncing here")
             }
-            let newKey = try CofferError.catching { try Random.secureBytes(AESGCM.keyLength) }
-            let uuid = Random.bytes(16)
             let parent = String(s.state.folder[..<(s.state.folder.lastIndex(of: "/") ?? s.state.folder.startIndex)])
-            let folder = "\(parent)/\(Hex.encode(uuid))"
-            let slots = try KeySlotsFile.first(uuid: uuid, dataKey: newKey, opener: .password(newPassword), kdf: collection.kdf)
-            do throws(Errno) {
-                try FileSystem.makeDirectories(folder, permissions: 0o700)
-            } catch {
-                throw .io("cannot create the new sync folder \(folder): \(error.reason)")
-            }
-            try PosixFile.replace("\(folder)/\(Self.keysFileName)", with: slots.encoded())
+            let (folder, uuid, newKey) = try Self.makeFolder(in: parent, password: newPassword, kdf: collection.kdf)
             guard let newDevice = DeviceID(Random.bytes(16)) else { throw .io("cannot make a device id") }
             var state = SyncState(uuid: uuid, device: newDevice, folder: folder, folderKey: newKey)
             state.clock = s.state.clock
