@@ -87,6 +87,7 @@ final class Machine {
         bus = try PrivateBus()
         var environment = bus.environment(["HOME": "\(root)/\(name)-home"])
         environment["COFFER_PINENTRY"] = nil
+        environment["COFFER_TEST_FAST_KDF"] = nil   // a release cofferd refuses it: the real key derivation is measured
         daemon = try ChildProcess(cofferd, arguments: ["--unlock", "--foreground", "--data-dir", dataDir, "--pinentry", "/nonexistent"],
                                   environment: environment, stdin: Array(password.utf8))
         try bus.waitForOwner(of: SecretServiceClient.busName, startedBy: daemon, timeout: 30)
@@ -96,8 +97,10 @@ final class Machine {
     }
 
     func run(_ arguments: [String], stdin: String = password + "\n") throws {
+        var environment = bus.environment(["HOME": "\(root)/home"])
+        environment["COFFER_TEST_FAST_KDF"] = nil
         let result = try ChildProcess(coffer, arguments: ["--data-dir", dataDir] + arguments + ["--password-stdin"],
-                                      environment: bus.environment(["HOME": "\(root)/home"]), stdin: Array(stdin.utf8)).wait(timeout: 120)
+                                      environment: environment, stdin: Array(stdin.utf8)).wait(timeout: 120)
         guard result.exitCode == 0 else { throw BenchError("coffer \(arguments.joined(separator: " ")): \(result)") }
     }
 
