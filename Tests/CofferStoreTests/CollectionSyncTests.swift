@@ -294,6 +294,81 @@ import Testing
         #expect(try devices.contents(0) == ["after=a", "before=b"])
     }
 
+    /// Device `device`'s own file: its size, and its generation (from its header).
+    static func ownFile(_ devices: Devices, _ device: Int) throws -> (size: Int, generation: UInt32) {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/\(try state(devices, device)).csync"))
+        let generation = bytes[42...45].enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        return (bytes.count, generation)
+    }
+
+    /// Every device syncing with `merged` records at every round, so that compaction can be seen.
+    static func eager(_ devices: Devices) {
+        devices.syncs = devices.syncs.enumerated().map { device, sync in
+            CollectionSync(collection: sync.collection, directory: devices.fixtures[device].directory, publishInterval: 0)
+        }
+    }
+
+    @Test func aDeviceDropsFromItsOwnFileWhatEveryDeviceHasSeenSuperseded() throws {
+        let devices = try Devices(count: 3)
+        Self.eager(devices)
+        let id = try #require(try devices[0].commit([Self.item("token", "v0")]).first?.id)
+        try devices.settle()
+        // Device 2 falls behind: nothing it has not seen is dropped.
+        for version in 1...40 {
+            _ = try devices[0].commit([Self.update(id, secret: "v\(version)")])
+            for device in 0..<2 { try devices.syncs[device].sync() }
+        }
+        for device in 0..<2 { try devices.syncs[device].sync() }
+        #expect(try Self.ownFile(devices, 0).generation == 0)
+        let grown = try Self.ownFile(devices, 0).size
+        // Once it has caught up and said so, the superseded versions go (at the next look).
+        for version in 41...80 {
+            _ = try devices[0].commit([Self.update(id, secret: "v\(version)")])
+            try devices.settle()
+        }
+        let compacted = try Self.ownFile(devices, 0)
+        #expect(compacted.generation >= 1)
+        // Smaller now, with 40 more versions made, than when it held 41.
+        #expect(compacted.size < grown, "\(compacted.size) bytes, \(grown) before")
+        for device in 0..<3 { #expect(try devices.contents(device) == ["token=v80"]) }
+        // A device joining now gets the item as it is.
+        let late = try StoreFixture()
+        let collection = try #require(try late.store().create(Self.work, label: "Work", password: try Self.secure("x"),
+                                                              access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
+        _ = try CollectionSync.join(collection, directory: late.directory, folder: devices.folder, password: try Self.secure(Self.password))
+        #expect(try collection.itemIDs(matching: [:], limit: .all).count == 1)
+        #expect(try devices.syncs.allSatisfy { try $0.conflicts().isEmpty })
+    }
+
+    @Test func tombstonesGoOnceNothingElseIsLeftOfTheirItems() throws {
+        let devices = try Devices(count: 2)
+        Self.eager(devices)
+        _ = try devices[1].commit(try (0..<40).map { try Self.item("gone-\($0)", "s") })
+        _ = try devices[1].commit([Self.item("stays", "s")])
+        try devices.settle()
+        let copies = try devices[0].itemIDs(matching: [:], limit: .all).filter { try devices[0].metadata(of: $0).label != "stays" }
+        _ = try devices[0].commit(copies.map { .remove($0) })
+        for round in 0..<40 {   // rounds go on: more items come and go on device 1, nothing of them lasts
+            _ = try devices[1].commit([Self.item("passing-\(round)", "s")])
+            try devices.settle()
+            let passing = try devices[1].itemIDs(matching: ["name": "passing-\(round)"], limit: .all)
+            _ = try devices[1].commit(passing.map { .remove($0) })
+            try devices.settle()
+        }
+        // Device 1 dropped its creations (superseded by the deletions), device 0 then its
+        // tombstones: a device joining now reads nothing of those items.
+        #expect(try Self.ownFile(devices, 1).generation >= 1)
+        #expect(try Self.ownFile(devices, 0).generation >= 1)
+        let late = try StoreFixture()
+        let collection = try #require(try late.store().create(Self.work, label: "Work", password: try Self.secure("x"),
+                                                              access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
+        let joined = try CollectionSync.join(collection, directory: late.directory, folder: devices.folder,
+                                             password: try Self.secure(Self.password))
+        #expect(try collection.itemIDs(matching: [:], limit: .all).count == 1)
+        #expect(try joined.conflicts().isEmpty)
+        for device in 0..<2 { #expect(try devices.contents(device) == ["stays=s"]) }
+    }
+
     @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()

@@ -40,12 +40,12 @@ import Testing
         let file = SyncDeviceFile(folder: fixture.directory, collection: Self.uuid, device: Self.a)
         try file.create()
         let records = try Self.changes(3, by: Self.a, keys: keys)
-        try file.append(Array(records[..<2]), first: 0, keys: keys)
-        try file.append([records[2], .merged([Self.b: 5])], first: 2, keys: keys)
+        try file.append(Array(records[..<2]), first: 0, sequence: 0, keys: keys)
+        try file.append([records[2], .merged([Self.b: 5])], first: 2, sequence: 2, keys: keys)
         let contents = try file.read(keys: keys)
         #expect(contents.problem == nil)
-        #expect(contents.records == records + [.merged([Self.b: 5])])
-        guard case .change(let change) = contents.records[1], case .item(let sealed) = change.content else { Issue.record(); return }
+        #expect(contents.records.map(\.record) == records + [.merged([Self.b: 5])])
+        guard case .change(let change) = contents.records[1].record, case .item(let sealed) = change.content else { Issue.record(); return }
         let opened = try keys.openContent(sealed, item: change.item, version: change.version)
         #expect(opened.withUnprotectedCopy { String(decoding: $0, as: UTF8.self) } == "secret 1")
         // No secret is in the file in clear.
@@ -53,7 +53,7 @@ import Testing
         #expect(bytes.range(of: Data("secret".utf8)) == nil)
 
         // Reading on from where a read ended gives only what came after.
-        try file.append(try Self.changes(1, by: Self.a, keys: keys), first: 4, keys: keys)
+        try file.append(try Self.changes(1, by: Self.a, keys: keys), first: 4, sequence: 4, keys: keys)
         let more = try file.read(from: contents.end, first: UInt64(contents.records.count), keys: keys)
         #expect(more.records.count == 1 && more.problem == nil)
     }
@@ -64,7 +64,7 @@ import Testing
         let keys = try Self.keys()
         let file = SyncDeviceFile(folder: fixture.directory, collection: Self.uuid, device: Self.a)
         try file.create()
-        try file.append(try Self.changes(3, by: Self.a, keys: keys), first: 0, keys: keys)
+        try file.append(try Self.changes(3, by: Self.a, keys: keys), first: 0, sequence: 0, keys: keys)
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: file.path)))
 
         // Cut inside the last record: the two before it read, the rest is awaited.
@@ -93,8 +93,8 @@ import Testing
         let (fixture, fileA, fileB) = try Self.twoDevices()
         defer { withExtendedLifetime(fixture) {} }
         let keys = try Self.keys()
-        try fileA.append(try Self.changes(2, by: Self.a, keys: keys), first: 0, keys: keys)
-        try fileB.append(try Self.changes(2, by: Self.b, keys: keys), first: 0, keys: keys)
+        try fileA.append(try Self.changes(2, by: Self.a, keys: keys), first: 0, sequence: 0, keys: keys)
+        try fileB.append(try Self.changes(2, by: Self.b, keys: keys), first: 0, sequence: 0, keys: keys)
         let bytesA = Array(try Data(contentsOf: URL(fileURLWithPath: fileA.path)))
         let bytesB = Array(try Data(contentsOf: URL(fileURLWithPath: fileB.path)))
 
@@ -123,7 +123,7 @@ import Testing
         let (fixture, a, b) = try SyncDeviceFileTests.twoDevices()
         let keys = try SyncDeviceFileTests.keys()
         let recordsA = try SyncDeviceFileTests.changes(2, by: SyncDeviceFileTests.a, keys: keys)
-        try a.append(recordsA, first: 0, keys: keys)
+        try a.append(recordsA, first: 0, sequence: 0, keys: keys)
         var folder = SyncFolder(path: fixture.directory, collection: SyncDeviceFileTests.uuid, keys: keys)
         #expect(try folder.refresh().count == 2)
         #expect(try folder.refresh().isEmpty)   // nothing new
@@ -133,19 +133,19 @@ import Testing
         let edit = SyncChange(item: first.item, version: ChangeVersion(timestamp: HLCTimestamp(milliseconds: 5000, counter: 0),
                                                                          device: SyncDeviceFileTests.b),
                               replaces: [first.version], content: .deleted)
-        try b.append([.change(edit), .merged([SyncDeviceFileTests.a: 2])], first: 0, keys: keys)
+        try b.append([.change(edit), .merged([SyncDeviceFileTests.a: 2])], first: 0, sequence: 0, keys: keys)
         #expect(try folder.refresh() == [first.item])
         #expect(folder.items[first.item]?.exists == false)
         #expect(folder.mergedBy[SyncDeviceFileTests.b] == [SyncDeviceFileTests.a: 2])
 
         // B's file damaged from here on: reported, and A's later records still merge.
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: b.path)))
-        try b.append(try SyncDeviceFileTests.changes(1, by: SyncDeviceFileTests.b, keys: keys), first: 2, keys: keys)
+        try b.append(try SyncDeviceFileTests.changes(1, by: SyncDeviceFileTests.b, keys: keys), first: 2, sequence: 2, keys: keys)
         bytes = Array(try Data(contentsOf: URL(fileURLWithPath: b.path)))
         bytes[bytes.count - 20] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: b.path))
         let laterA = try SyncDeviceFileTests.changes(4, by: SyncDeviceFileTests.a, keys: keys).suffix(2)
-        try a.append(Array(laterA), first: 2, keys: keys)
+        try a.append(Array(laterA), first: 2, sequence: 2, keys: keys)
         #expect(try folder.refresh().count == 2)
         #expect(folder.damaged[SyncDeviceFileTests.b] != nil)
         #expect(folder.damaged[SyncDeviceFileTests.a] == nil)

@@ -47,9 +47,7 @@ extension CollectionSync {
                 let payload = try s.keys.openContent(sealed, item: conflict.item, version: lost.version)
                 content = .item(try s.keys.sealContent(payload, item: conflict.item, version: version))
             }
-            let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
-            try own.append([.change(SyncChange(item: conflict.item, version: version, replaces: merged.heads, content: content))],
-                           first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
+            try appendOwn([.change(SyncChange(item: conflict.item, version: version, replaces: merged.heads, content: content))], &s)
             return try round(&s)
         }
     }

@@ -31,8 +31,7 @@ extension CollectionSync {
             try SyncDeviceFile(folder: folder, collection: uuid, device: newDevice).create()
             // The notice goes out before this device leaves: a crash between the two leaves it
             // syncing through the old folder, with the notice telling the others (and it) where to go.
-            let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
-            try own.append([.moved(folder: uuid, removed: device)], first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
+            try appendOwn([.moved(folder: uuid, removed: device)], &s)
             try state.write(directory: directory, id: id, key: s.stateKey)
             return folder
         }

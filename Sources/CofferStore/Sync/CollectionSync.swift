@@ -22,6 +22,8 @@ package final class CollectionSync: Sendable {
     package let id: CollectionID
     let directory: String
     package let collection: FileCollection
+    /// The least time between two `merged` records of this device (milliseconds).
+    let publishInterval: UInt64
     private let session = Mutex<Session?>(nil)
 
     /// What a round keeps for the next one.
@@ -39,6 +41,10 @@ package final class CollectionSync: Sendable {
         /// The state file as this session last read or wrote it: another process's round (or
         /// a join moving the collection) replaces it, and this session then starts afresh.
         var stateFile: FileNode?
+        /// When this session last appended a `merged` record (wall milliseconds).
+        var publishedAt: UInt64 = 0
+        /// How many records this device's file holds when compacting it is looked at next.
+        var nextCompactionLook: UInt64 = 32
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -58,10 +64,13 @@ package final class CollectionSync: Sendable {
         package var problems: [String] = []
     }
 
-    package init(collection: FileCollection, directory: String) {
+    /// `publishInterval`: the least time, in milliseconds, between two records saying how far
+    /// this device has merged the others' files (what lets each compact its own).
+    package init(collection: FileCollection, directory: String, publishInterval: UInt64 = 60_000) {
         self.id = collection.id
         self.collection = collection
         self.directory = directory
+        self.publishInterval = publishInterval
     }
 
     static func lockPath(_ directory: String, _ id: CollectionID) -> String { SyncState.path(directory, id) + ".lock" }
@@ -183,6 +192,10 @@ package final class CollectionSync: Sendable {
         let toCheck = s.checkEverything ? Set(s.folder.items.keys) : changed
         s.checkEverything = false
         round.applied = try importChanges(of: toCheck, into: &s, offsets: offsets)
+        if !s.checkEverything {   // all applied: what is dropped is in the store too
+            try publishMerged(&s)
+            try compactIfWorthIt(&s)
+        }
         round.problems = problems(of: s)
         return round
     }
@@ -235,9 +248,16 @@ package final class CollectionSync: Sendable {
         }
         guard !records.isEmpty else { return 0 }
         try save(&s)
-        let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device)
-        try own.append(records, first: s.folder.positions[s.state.device]?.records ?? 0, keys: s.keys)
+        try appendOwn(records, &s)
         return records.count
+    }
+
+    /// Appends `records` to this device's file, durably (read back by the next `read`).
+    func appendOwn(_ records: [SyncRecord], _ s: inout Session) throws(CofferError) {
+        let position = s.folder.positions[s.state.device]
+        let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device,
+                                 generation: position?.generation ?? 0)
+        try own.append(records, first: position?.records ?? 0, sequence: position?.nextSequence ?? 0, keys: s.keys)
     }
 
     /// Writes the state, and notes which file it is now.

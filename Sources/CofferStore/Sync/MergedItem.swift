@@ -17,6 +17,15 @@ public struct MergedItem: Sendable, Equatable {
         return true
     }
 
+    /// Drops every change `device` made (its file was compacted: what it still holds comes
+    /// again); false when it had none.
+    @discardableResult
+    public mutating func forget(_ device: DeviceID) -> Bool {
+        let before = changes.count
+        changes = changes.filter { $0.key.device != device }
+        return changes.count != before
+    }
+
     /// The newest version: what the item is on every device that has these changes.
     public var winner: SyncChange? { changes.max { $0.key < $1.key }?.value }
 

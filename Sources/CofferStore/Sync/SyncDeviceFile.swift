@@ -11,17 +11,21 @@ import SystemKit
 /// u16 format version (1)
 /// 16  collection uuid
 /// 16  device id
+/// u32 generation (0, then one more at each compaction)
 /// then records, each:
-///   u32 length, then: 12 nonce, AES-256-GCM of the record (SyncRecord), tag (16)
+///   u32 length, then: 12 nonce, AES-256-GCM of (u64 sequence, the record: SyncRecord), tag (16)
 /// ```
-/// The key is derived from the collection's data key; each record's associated data is the
-/// file's start and the record's position, so a record changed, dropped, reordered or moved
-/// into another device's or collection's file does not open. A record cut short at the end is
-/// one still arriving (or cut by a crash): it is left for the next read.
+/// The key is derived from the folder key; each record's associated data is the file's start
+/// and the record's position, so a record changed, dropped, reordered or moved into another
+/// device's or collection's file, or into another generation of the file, does not open. A
+/// record cut short at the end is one still arriving (or cut by a crash): it is left for the
+/// next read. A record's sequence is its number in the device's whole history: compaction
+/// (a new generation, holding only the records still needed) keeps each record's sequence,
+/// so what devices say they have merged (`merged` records) counts in sequences.
 package struct SyncDeviceFile: Sendable {
     static let magic: [UInt8] = Array("COFFERSY".utf8)
     static let formatVersion: UInt16 = 1
-    static let headerLength = 8 + 2 + 16 + 16
+    static let headerLength = 8 + 2 + 16 + 16 + 4
     static let fileExtension = ".csync"
     /// The largest record accepted: an item's payload (256 KiB of secret, its label and
     /// attributes) and its versions, with room to spare.
@@ -30,28 +34,35 @@ package struct SyncDeviceFile: Sendable {
     package let path: String
     package let collection: [UInt8]
     package let device: DeviceID
+    /// The generation written (`append`, `create`, `rewrite`).
+    package let generation: UInt32
 
-    package init(folder: String, collection: [UInt8], device: DeviceID) {
+    package init(folder: String, collection: [UInt8], device: DeviceID, generation: UInt32 = 0) {
         path = "\(folder)/\(device)\(Self.fileExtension)"
         self.collection = collection
         self.device = device
+        self.generation = generation
     }
 
-    /// The file's start, which every record's seal covers.
-    var header: [UInt8] {
+    /// The start of the file's generation `generation`, which every record's seal covers.
+    func header(_ generation: UInt32) -> [UInt8] {
         var w = ByteWriter(capacity: Self.headerLength)
         w.raw(Self.magic)
         w.u16(Self.formatVersion)
         w.raw(collection)
         w.raw(device.bytes)
+        w.u32(generation)
         return w.bytes
     }
 
     /// What a read found: the records that opened, in order, and what stopped it early.
     package struct Contents: Sendable {
-        package var records: [SyncRecord] = []
+        /// The records that opened, each with its sequence.
+        package var records: [(sequence: UInt64, record: SyncRecord)] = []
         /// Bytes of the file read through (the header and every whole record that opened).
         package var end = 0
+        /// The file's generation (nil: no header yet).
+        package var generation: UInt32?
         package var problem: Problem?
     }
 
@@ -67,28 +78,44 @@ package struct SyncDeviceFile: Sendable {
     /// Writes a new, empty file (beside, then renamed); an existing one is an error.
     package func create() throws(CofferError) {
         guard try PosixFile.identity(of: path) == nil else { throw .collectionExists(path) }
-        try PosixFile.replace(path, with: header)
+        try PosixFile.replace(path, with: header(generation))
     }
 
-    /// Appends `records` (record `first` onwards of the file) durably.
-    package func append(_ records: [SyncRecord], first: UInt64, keys: SyncKeys) throws(CofferError) {
+    /// Appends `records` durably: they are records `first` onwards of this generation, and
+    /// `sequence` onwards of the device's history.
+    package func append(_ records: [SyncRecord], first: UInt64, sequence: UInt64, keys: SyncKeys) throws(CofferError) {
         let file = try PosixFile(path: path)
         let (_, size) = try file.status()
+        try file.write(try sealed(records.enumerated().map { (sequence + UInt64($0.offset), $0.element) }, first: first, keys: keys),
+                       at: size)
+        try file.sync()
+    }
+
+    /// Replaces the file with this generation holding `records` (each with its sequence), in
+    /// one step: how a device compacts its own file.
+    package func rewrite(_ records: [(sequence: UInt64, record: SyncRecord)], keys: SyncKeys) throws(CofferError) {
+        try PosixFile.replace(path, with: header(generation) + (try sealed(records, first: 0, keys: keys)))
+    }
+
+    private func sealed(_ records: [(sequence: UInt64, record: SyncRecord)], first: UInt64, keys: SyncKeys) throws(CofferError) -> [UInt8] {
+        let header = header(generation)
         var bytes: [UInt8] = []
-        for (offset, record) in records.enumerated() {
-            let sealed = try keys.seal(record, aad: header + Self.position(first + UInt64(offset)))
+        for (offset, (sequence, record)) in records.enumerated() {
+            let sealed = try keys.seal(record, sequence: sequence, aad: header + Self.position(first + UInt64(offset)))
             var w = ByteWriter(capacity: sealed.count + 4)
             w.u32(UInt32(sealed.count))
             w.raw(sealed)
             bytes += w.bytes
         }
-        try file.write(bytes, at: size)
-        try file.sync()
+        return bytes
     }
 
     /// Reads the file from byte `start` (the end of an earlier read, or 0), records `first`
-    /// onwards.
-    package func read(from start: Int = 0, first: UInt64 = 0, keys: SyncKeys) throws(CofferError) -> Contents {
+    /// onwards, when its generation is still `generation`; from its start otherwise (it was
+    /// compacted since), which `Contents.generation` tells; without `generation`, from `start`. `after`: the sequence of the last
+    /// record read before (each record's is greater than the one before it).
+    package func read(from start: Int = 0, first: UInt64 = 0, generation expected: UInt32? = nil, after: UInt64? = nil,
+                      keys: SyncKeys) throws(CofferError) -> Contents {
         var contents = Contents()
         guard let (_, size) = try PosixFile.identity(of: path) else {
             contents.problem = .incompleteTail
@@ -104,13 +131,19 @@ package struct SyncDeviceFile: Sendable {
             contents.problem = .incompleteTail
             return contents
         }
-        let start = max(start, Self.headerLength)
         let head = try file.read(at: 0, count: Self.headerLength)
-        guard head == header else {
+        var headReader = ByteReader(head, from: Self.headerLength - 4)
+        let generation = (try? headReader.u32()) ?? 0
+        guard head == header(generation) else {
             contents.problem = .damaged(Array(head[..<8]) == Self.magic ? "it belongs to another collection, device or format version"
                                         : "it is not a Coffer sync file")
             return contents
         }
+        contents.generation = generation
+        let fromStart = expected.map { $0 != generation } ?? (start == 0)
+        let start = fromStart ? Self.headerLength : max(start, Self.headerLength)
+        let first = fromStart ? 0 : first
+        let header = head
         contents.end = start
         guard size > start else { return contents }
         // Only what follows the last read: a read costs what arrived, not the whole file.
@@ -128,7 +161,14 @@ package struct SyncDeviceFile: Sendable {
             guard bytes.count - offset - 4 >= length else { contents.problem = .incompleteTail; break }
             let sealed = bytes[(offset + 4)..<(offset + 4 + length)]
             do throws(CofferError) {
-                contents.records.append(try keys.open(sealed, aad: header + Self.position(position)))
+                let (sequence, record) = try keys.open(sealed, aad: header + Self.position(position))
+                // Sequences only grow, and compaction only drops records: never below the position.
+                let previous = contents.records.last?.sequence ?? (fromStart ? nil : after)
+                guard sequence >= position, previous.map({ sequence > $0 }) ?? true else {
+                    contents.problem = .damaged("record \(position) is out of order")
+                    break
+                }
+                contents.records.append((sequence, record))
             } catch {
                 contents.problem = .damaged("record \(position) does not open under the collection's key (\(error))")
                 break

@@ -12,8 +12,29 @@ package struct SyncFolder: Sendable {
 
     /// Each item as merged so far.
     package private(set) var items: [SyncItemID: MergedItem] = [:]
-    /// How far each device's file was read: its bytes, and its records.
-    package private(set) var positions: [DeviceID: (end: Int, records: UInt64)] = [:]
+    /// How far a device's file was read.
+    package struct Position: Sendable {
+        /// The generation of the file read (see `SyncDeviceFile`).
+        package var generation: UInt32
+        /// Bytes read through, and records of this generation read.
+        package var end = 0
+        package var records: UInt64 = 0
+        /// The sequence of the last record read, in this generation.
+        package var lastSequence: UInt64?
+        /// One more than the sequence of the last change ever read from the device: every
+        /// change it made before that has been merged here (what this device's `merged` records
+        /// tell; a `merged` record itself moves it not, so two devices' records do not answer
+        /// each other for ever).
+        package var seen: UInt64 = 0
+        /// One more than the greatest sequence ever read from the device, whatever the record:
+        /// the sequence of its next record (compaction never lowers it).
+        package var nextSequence: UInt64 = 0
+    }
+
+    /// How far each device's file was read.
+    package private(set) var positions: [DeviceID: Position] = [:]
+    /// Each change's sequence in its device's history.
+    package private(set) var sequences: [ChangeVersion: UInt64] = [:]
     /// Devices whose files stopped at damage, with what is wrong.
     package private(set) var damaged: [DeviceID: String] = [:]
     /// How far each device says it has merged the others' files (its latest `merged` record).
@@ -69,15 +90,35 @@ package struct SyncFolder: Sendable {
             if name.contains(Self.conflictMarker) { conflictingCopies.append(name); continue }
             guard let device = Self.device(fileName: name), damaged[device] == nil else { continue }
             let file = SyncDeviceFile(folder: path, collection: collection, device: device)
-            let (end, records) = positions[device] ?? (0, 0)
-            let contents = try file.read(from: end, first: records, keys: keys)
-            for record in contents.records {
+            let known = positions[device]
+            let contents = try file.read(from: known?.end ?? 0, first: known?.records ?? 0, generation: known?.generation,
+                                         after: known?.lastSequence, keys: keys)
+            if case .damaged(let why) = contents.problem { damaged[device] = why }
+            guard let generation = contents.generation else { continue }
+            var position = known ?? Position(generation: generation)
+            if generation != position.generation {
+                guard generation > position.generation else {
+                    damaged[device] = "an older generation of it came back (generation \(generation) after \(position.generation))"
+                    continue
+                }
+                // Compacted: what it holds now replaces what it held.
+                for (item, merged) in items where merged.changes.keys.contains(where: { $0.device == device }) {
+                    items[item]?.forget(device)
+                    if items[item]?.changes.isEmpty == true { items[item] = nil }
+                    changed.insert(item)
+                }
+                sequences = sequences.filter { $0.key.device != device }
+                position = Position(generation: generation, seen: position.seen, nextSequence: position.nextSequence)
+            }
+            records: for (sequence, record) in contents.records {
                 switch record {
                 case .change(let change):
                     guard change.version.device == device else {
                         damaged[device] = "it holds a change made by another device"
-                        break
+                        break records
                     }
+                    sequences[change.version] = sequence
+                    position.seen = max(position.seen, sequence + 1)
                     if items[change.item, default: MergedItem(item: change.item)].merge(change) { changed.insert(change.item) }
                 case .merged(let counts):
                     mergedBy[device] = counts
@@ -85,8 +126,13 @@ package struct SyncFolder: Sendable {
                     moves[device] = (folder, removed)
                 }
             }
-            positions[device] = (max(end, contents.end), records + UInt64(contents.records.count))
-            if case .damaged(let why) = contents.problem { damaged[device] = why }
+            position.end = max(position.end, contents.end)
+            position.records += UInt64(contents.records.count)
+            if let last = contents.records.last?.sequence {
+                position.lastSequence = last
+                position.nextSequence = max(position.nextSequence, last + 1)
+            }
+            positions[device] = position
         }
         return changed
     }

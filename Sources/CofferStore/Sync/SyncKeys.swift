@@ -28,15 +28,22 @@ package struct SyncKeys: Sendable {
         try CofferError.catching { try HMAC(key: digests).authenticationCode(for: payload) }
     }
 
-    func seal(_ record: SyncRecord, aad: [UInt8]) throws(CofferError) -> [UInt8] {
+    /// `record`, numbered `sequence` in its device's history, sealed with `aad`.
+    func seal(_ record: SyncRecord, sequence: UInt64, aad: [UInt8]) throws(CofferError) -> [UInt8] {
+        var w = ByteWriter(capacity: 8)
+        w.u64(sequence)
         let nonce = Random.nonce(AESGCM.nonceLength)
-        return try CofferError.catching { nonce + (try AESGCM.seal(record.encoded(), key: records, nonce: nonce, aad: aad)) }
+        return try CofferError.catching { nonce + (try AESGCM.seal(w.bytes + record.encoded(), key: records, nonce: nonce, aad: aad)) }
     }
 
-    func open(_ sealed: ArraySlice<UInt8>, aad: [UInt8]) throws(CofferError) -> SyncRecord {
+    /// A sealed record and its number in its device's history.
+    func open(_ sealed: ArraySlice<UInt8>, aad: [UInt8]) throws(CofferError) -> (sequence: UInt64, record: SyncRecord) {
         let nonce = Array(sealed.prefix(AESGCM.nonceLength))
         let plain = try CofferError.catching { try AESGCM.open(sealed.dropFirst(AESGCM.nonceLength), key: records, nonce: nonce, aad: aad) }
-        return try SyncRecord(decoding: plain.unprotectedArray(0..<plain.count))
+        let bytes = plain.unprotectedArray(0..<plain.count)
+        var r = ByteReader(bytes)
+        guard let sequence = try? r.u64() else { throw .invalidArgument("a sync record ends early") }
+        return (sequence, try SyncRecord(decoding: Array(bytes[8...])))
     }
 
     /// An item's content (its payload, in secure memory) sealed for `change`'s item and version.
