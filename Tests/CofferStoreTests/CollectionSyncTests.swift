@@ -369,6 +369,29 @@ import Testing
         for device in 0..<2 { #expect(try devices.contents(device) == ["stays=s"]) }
     }
 
+    @Test func twoDevicesUnderOneIdAreReportedAndBothKeepTheirChanges() throws {
+        let devices = try Devices()
+        _ = try devices[1].commit([Self.item("before", "b")])
+        try devices.settle()
+        // Device 1's store is restored on another machine from a backup made now.
+        let clone = try StoreFixture()
+        try FileManager.default.copyItem(atPath: devices.fixtures[1].directory, toPath: clone.directory)
+        let shared = "\(devices.folder)/\(try Self.state(devices, 1)).csync"
+        let backup = try Data(contentsOf: URL(fileURLWithPath: shared))
+        _ = try devices[1].commit([Self.item("from-the-original", "o")])
+        try devices.syncs[1].sync()
+        // The sync tool keeps the original's file as a conflicting copy when the clone writes.
+        try FileManager.default.moveItem(atPath: shared, toPath: shared.replacingOccurrences(of: ".csync", with: ".sync-conflict-20261129-010000-ABCDEFG.csync"))
+        try backup.write(to: URL(fileURLWithPath: shared))
+        let restored = try clone.store().fileCollection(Self.work)
+        try restored.unlock(password: try Self.secure("password of device 1"))
+        _ = try restored.commit([Self.item("from-the-clone", "c")])
+        try CollectionSync(collection: restored, directory: clone.directory).sync()
+        let round = try devices.syncs[0].sync()
+        #expect(round.problems.contains { $0.contains("two devices share an id") }, "\(round.problems)")
+        #expect(try devices.contents(0) == ["before=b", "from-the-clone=c", "from-the-original=o"])
+    }
+
     @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()

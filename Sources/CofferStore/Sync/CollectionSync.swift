@@ -341,7 +341,7 @@ package final class CollectionSync: Sendable {
     private func problems(of s: Session) -> [String] {
         moveNotices(of: s) + s.folder.damaged.sorted { $0.key < $1.key }.map { "the sync file of device \($0.key) is set aside: \($0.value)" }
             + s.folder.conflictingCopies.map {
-                "\($0) is a second file under one device's name: two devices share an id (one restored from the other's backup?); its changes are not merged until it is renamed to a new device id"
+                "\($0) is a second file under one device's name: two devices share an id (one restored from the other's backup?); the changes of both are merged, but the restored device should join again to get an id of its own"
             }
     }
 }

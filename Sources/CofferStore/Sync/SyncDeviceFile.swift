@@ -38,7 +38,13 @@ package struct SyncDeviceFile: Sendable {
     package let generation: UInt32
 
     package init(folder: String, collection: [UInt8], device: DeviceID, generation: UInt32 = 0) {
-        path = "\(folder)/\(device)\(Self.fileExtension)"
+        self.init(path: "\(folder)/\(device)\(Self.fileExtension)", collection: collection, device: device, generation: generation)
+    }
+
+    /// The file at `path`, which holds `device`'s changes under another name (a sync tool's
+    /// conflicting copy of its file).
+    package init(path: String, collection: [UInt8], device: DeviceID, generation: UInt32 = 0) {
+        self.path = path
         self.collection = collection
         self.device = device
         self.generation = generation

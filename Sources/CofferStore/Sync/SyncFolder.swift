@@ -72,6 +72,22 @@ package struct SyncFolder: Sendable {
         ((try? FileSystem.names(in: folder)) ?? []).filter { $0.contains(conflictMarker) }.sorted()
     }
 
+    /// Merges the changes of a sync tool's conflicting copy of a device's file (two devices
+    /// writing under one id: one restored from the other's backup), so that neither device's
+    /// changes are lost; read whole each time (such copies are few, and reported until the
+    /// restored device joins again under an id of its own). A copy that does not open is
+    /// left alone.
+    private mutating func mergeConflictingCopy(_ name: String) -> Set<SyncItemID> {
+        guard let device = DeviceID(Hex.decode(String(name.prefix(32))) ?? []) else { return [] }
+        let copy = SyncDeviceFile(path: "\(path)/\(name)", collection: collection, device: device)
+        guard let contents = try? copy.read(keys: keys) else { return [] }
+        var changed = Set<SyncItemID>()
+        for case (_, .change(let change)) in contents.records where change.version.device == device {
+            if items[change.item, default: MergedItem(item: change.item)].merge(change) { changed.insert(change.item) }
+        }
+        return changed
+    }
+
     /// What Syncthing puts in the name of a conflicting copy.
     static let conflictMarker = ".sync-conflict-"
 
@@ -87,7 +103,11 @@ package struct SyncFolder: Sendable {
             throw .io("cannot list the synced folder \(path): \(error.reason)")
         }
         for name in names {
-            if name.contains(Self.conflictMarker) { conflictingCopies.append(name); continue }
+            if name.contains(Self.conflictMarker) {
+                conflictingCopies.append(name)
+                changed.formUnion(mergeConflictingCopy(name))
+                continue
+            }
             guard let device = Self.device(fileName: name), damaged[device] == nil else { continue }
             let file = SyncDeviceFile(folder: path, collection: collection, device: device)
             let known = positions[device]

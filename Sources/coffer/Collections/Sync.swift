@@ -154,7 +154,7 @@ struct Sync: ParsableCommand {
                     Output.line("  other machine: \(device), last change \(changed.map { LocalTime.format(secondsSince1970: $0) } ?? "unknown")")
                 }
                 for copy in SyncFolder.conflictingCopies(in: state.folder) {
-                    Output.line("  warning: \(copy) is a conflicting copy: two machines write under one id; its changes are not merged")
+                    Output.line("  warning: \(copy) is a conflicting copy: two machines write under one id (see coffer doctor)")
                 }
             }
             if !any {

@@ -46,7 +46,7 @@ enum SyncCheck {
         }
         return SyncFolder.conflictingCopies(in: state.folder).map { copy in
             Finding("sync", .problem,
-                    "collection '\(id)': \(copy) is a conflicting copy of a machine's file: two machines write under one id (one restored from the other's backup?), and the copy's changes are not merged",
+                    "collection '\(id)': \(copy) is a conflicting copy of a machine's file: two machines write under one id (one restored from the other's backup?); the changes of both are merged, but the sync tool will keep making such copies",
                     fix: "on the machine that was restored, move \(id).sync in its store aside and join again (coffer sync join \(shellQuoted(state.folder)) --collection \(id)); then remove the copy")
         }
     }
