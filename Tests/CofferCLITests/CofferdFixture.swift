@@ -111,9 +111,10 @@ final class CofferdFixture {
     }
 
     /// `secret-tool arguments...` on this bus (the real libsecret client).
-    func secretTool(_ arguments: [String]) throws -> ChildResult {
+    func secretTool(_ arguments: [String], stdin: String? = nil) throws -> ChildResult {
         let tool = try #require(Executables.inPath("secret-tool"), "secret-tool is not installed")
-        let child = try ChildProcess(tool, arguments: arguments, environment: bus.environment(["HOME": cofferHome]))
+        let child = try ChildProcess(tool, arguments: arguments, environment: bus.environment(["HOME": cofferHome]),
+                                     stdin: stdin.map { Array($0.utf8) })
         let result = child.wait(timeout: 30)
         #expect(!result.timedOut, "secret-tool timed out; cofferd log:\n\(daemonLog)")
         return result

@@ -48,6 +48,42 @@ struct SyncCommandTests {
         #expect(findings.contains { $0.status == "problem" && $0.finding.contains("conflicting copy") }, "\(findings)")
     }
 
+    @Test func aMissingFolderStopsSyncingNotLocalWritesAndSyncingResumes() throws {
+        let daemon = try CofferdFixture()
+        try daemon.grant(try #require(Executables.inPath("secret-tool")))
+        let shared = daemon.root + "/shared"
+        let other = daemon.root + "/other-machine"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        try daemon.expect(0, ["--data-dir", daemon.daemonDataDir, "sync", "enable", shared, "--collection", "login", "--password-stdin"],
+                          stdin: Self.password + "\n")
+        let folder = shared + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first))
+        try daemon.expect(0, ["--data-dir", other, "create-collection", "work", "--password-stdin"], stdin: "other pw\nother pw\n")
+        try daemon.expect(0, ["--data-dir", other, "sync", "join", folder, "--collection", "work", "--password-stdin"],
+                          stdin: "other pw\n\(Self.password)\n")
+
+        // The shared folder goes away (unmounted, moved): local writes go on, doctor says why
+        // syncing stopped.
+        try FileManager.default.moveItem(atPath: shared, toPath: shared + ".away")
+        let stored = try daemon.secretTool(["store", "--label=while away", "service", "away"], stdin: "kept")
+        #expect(stored.exitCode == 0)
+        #expect(try daemon.secretTool(["lookup", "service", "away"]).stdout == "kept")
+        #expect(eventually(timeout: 20) {
+            (try? Self.syncFindings(daemon))?.contains { $0.status == "problem" && $0.finding.contains("missing") } == true
+        })
+        #expect(daemon.daemonLog.contains("syncing collection 'login' stopped"), "\(daemon.daemonLog)")
+
+        // Back: what was written meanwhile goes out, and the other machine gets it.
+        try FileManager.default.moveItem(atPath: shared + ".away", toPath: shared)
+        #expect(eventually(timeout: 20) {
+            guard let now = try? daemon.run(["--data-dir", other, "sync", "now", "--collection", "work", "--password-stdin"],
+                                            stdin: "other pw\n"), now.status == 0 else { return false }
+            let found = try? daemon.run(["--data-dir", other, "search", "--collection", "work", "--service", "away", "--secret-only",
+                                         "--password-stdin"], stdin: "other pw\n")
+            return found?.stdout == "kept\n" || found?.stdout == "kept"
+        })
+        #expect(try Self.syncFindings(daemon).allSatisfy { $0.status == "ok" })
+    }
+
     /// `coffer doctor --json`'s findings of the sync check.
     static func syncFindings(_ daemon: CofferdFixture) throws -> [(status: String, finding: String)] {
         let result = try daemon.run(["doctor", "--json"])
