@@ -8,7 +8,9 @@ import CofferCrypto
 package struct SyncKeys: Sendable {
     private let records: SecureBytes
     private let contents: SecureBytes
-    private let digests: SecureBytes
+    /// Keyed with the digests' key; one handle for every digest (the session that holds these
+    /// keys is used by one thread at a time).
+    private let digests: HMAC
 
     package init(folderKey dataKey: SecureBytes) throws(CofferError) {
         records = try CofferError.catching {
@@ -18,14 +20,15 @@ package struct SyncKeys: Sendable {
             try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync contents".utf8), outputLength: AESGCM.keyLength)
         }
         digests = try CofferError.catching {
-            try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync digests".utf8), outputLength: AESGCM.keyLength)
+            try HMAC(key: try HKDF.sha256(inputKeyMaterial: dataKey, salt: nil, info: Array("coffer sync digests".utf8),
+                                          outputLength: AESGCM.keyLength))
         }
     }
 
     /// What tells whether an item changed since it was last exported or applied: a keyed digest
     /// of its payload, which says nothing of the payload without the collection's key.
-    func digest(of payload: SecureBytes) throws(CofferError) -> [UInt8] {
-        try CofferError.catching { try HMAC(key: digests).authenticationCode(for: payload) }
+    func digest(of payload: SecureBytes) -> [UInt8] {
+        digests.authenticationCode(for: payload)
     }
 
     /// `record`, numbered `sequence` in its device's history, sealed with `aad`.
