@@ -220,6 +220,20 @@ import Testing
         }
     }
 
+    @Test func aDeviceWhoseOwnFileWasRemovedWritesItAnewAndTheOthersReadIt() throws {
+        let devices = try Devices()
+        _ = try devices[0].commit([Self.item("first", "1")])
+        try devices.settle()
+        try FileManager.default.removeItem(atPath: "\(devices.folder)/\(try Self.state(devices, 0)).csync")
+        _ = try devices[0].commit([Self.item("second", "2")])
+        let restarted = CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory)
+        try restarted.sync()
+        devices.syncs[0] = restarted
+        try devices.settle()
+        #expect(try devices.contents(1) == ["first=1", "second=2"])
+        #expect(try devices.syncs[1].sync().problems.isEmpty)
+    }
+
     @Test func aLocalChangeNotYetExportedGoesOutAfterARestart() throws {
         let devices = try Devices()
         _ = try devices[0].commit([Self.item("written-before-a-crash", "x")])

@@ -131,10 +131,12 @@ package final class CollectionSync: Sendable {
         guard (try? FileStatus.of(state.folder))?.kind == .directory else {
             throw .io("the sync folder \(state.folder) of collection '\(id.rawValue)' is missing or not a directory; syncing waits until it is back (nothing local is affected)")
         }
-        let own = SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device)
-        if try PosixFile.identity(of: own.path) == nil {
-            // Gone (removed by hand, or the folder is new): every item goes out again.
-            try own.create()
+        if try PosixFile.identity(of: SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device).path) == nil {
+            // Gone (removed by hand, or the folder was put back without it): made anew, as a
+            // generation later than any the others read (the time), so that they read it
+            // from its start, and every item goes out again.
+            try SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device,
+                               generation: UInt32(clamping: Clock.now())).create()
             for local in state.entries.keys { state.entries[local]?.digest = [] }
         }
         // Watched before the first read, so that nothing arriving during it goes unseen.
