@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// TCP ports on 127.0.0.1 for the servers tests start (swtpm, Syncthing).
 public enum LoopbackPorts {
@@ -13,11 +14,23 @@ public enum LoopbackPorts {
         }
     }
 
-    /// A port no one listens on now, with the `count - 1` above it free too.
+    /// Ports handed out by this process: a server given one may not listen on it yet, and
+    /// tests run side by side, so none is handed out twice.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A port no one listens on now, with the `count - 1` above it free too, none of them
+    /// handed out before by this process.
     public static func free(count: Int = 1) -> Int {
         while true {
             let port = Int.random(in: 20_000...60_000)
-            if (port..<port + count).allSatisfy({ !isListening($0) }) { return port }
+            let range = port..<port + count
+            guard range.allSatisfy({ !isListening($0) }) else { continue }
+            let taken = handedOut.withLock { handed in
+                guard handed.isDisjoint(with: range) else { return false }
+                handed.formUnion(range)
+                return true
+            }
+            if taken { return port }
         }
     }
 }
