@@ -19,10 +19,11 @@ public enum LoopbackPorts {
     private static let handedOut = Mutex<Set<Int>>([])
 
     /// A port no one listens on now, with the `count - 1` above it free too, none of them
-    /// handed out before by this process.
+    /// handed out before by this process. Drawn below Linux's ephemeral ports (32768 and up by
+    /// default), which outgoing connections take: a server could not listen on one in use so.
     public static func free(count: Int = 1) -> Int {
         while true {
-            let port = Int.random(in: 20_000...60_000)
+            let port = Int.random(in: 15_000...32_000)
             let range = port..<port + count
             guard range.allSatisfy({ !isListening($0) }) else { continue }
             let taken = handedOut.withLock { handed in
