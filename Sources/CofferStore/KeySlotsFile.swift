@@ -173,9 +173,13 @@ package struct KeySlotsFile: Sendable {
     package static func read(directory: String, id: CollectionID) throws(CofferError) -> KeySlotsFile? {
         let path = path(directory, id)
         guard try PosixFile.identity(of: path) != nil else { return nil }
+        return try read(path: path)
+    }
+
+    /// The keys file at `path` (a collection's, or a synced folder's `collection.keys`).
+    static func read(path: String) throws(CofferError) -> KeySlotsFile {
         // A FIFO or a device put in its place would block the open or the read.
-        guard (try? FileStatus.of(path))?.kind == .regular else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
-        let file = try PosixFile(path: path, writable: false)
+        guard let file = try PosixFile.openRegularFile(path) else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
         let (_, size) = try file.status()
         guard size <= 1 << 16 else { throw .storeCorrupt(file: path, reason: "it is \(size) bytes, far more than key slots take") }
         return try decode(try file.read(at: 0, count: size), file: path)

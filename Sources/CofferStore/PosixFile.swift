@@ -8,11 +8,13 @@ final class PosixFile: Sendable {
     private let descriptor: FileDescriptor
 
     /// Opens `path`; with `create`, creates it with mode 0600 (and forces 0600 either way).
-    init(path: String, writable: Bool = true, create: Bool = false, exclusive: Bool = false) throws(CofferError) {
+    init(path: String, writable: Bool = true, create: Bool = false, exclusive: Bool = false,
+         nonBlocking: Bool = false) throws(CofferError) {
         self.path = path
         var options: FileDescriptor.OpenOptions = []
         if create { options.insert(.create) }
         if exclusive { options.insert(.exclusive) }
+        if nonBlocking { options.insert(.nonBlocking) }
         descriptor = try Self.io("cannot open", path) { () throws(Errno) in
             try FileDescriptor.open(path, writable ? .readWrite : .readOnly, options: options)
         }
@@ -20,6 +22,15 @@ final class PosixFile: Sendable {
     }
 
     deinit { descriptor.close() }
+
+    /// `path` opened for reading if it is a regular file, nil if it is something else: opened
+    /// without waiting (a FIFO or device put in its place would block the open or a read),
+    /// then looked at through the open descriptor, so that nothing swapped in between is read.
+    static func openRegularFile(_ path: String) throws(CofferError) -> PosixFile? {
+        let file = try PosixFile(path: path, writable: false, nonBlocking: true)
+        let kind = try io("cannot stat", path) { () throws(Errno) in try file.descriptor.status().kind }
+        return kind == .regular ? file : nil
+    }
 
     /// Device, inode and size of the open file.
     func status() throws(CofferError) -> (identity: FileNode, size: Int) {
@@ -121,7 +132,7 @@ final class PosixFile: Sendable {
         let advice: String
         switch error {
         case .noSpace, .quotaExceeded: advice = "; free some disk space and try again"
-        case .permissionDenied, .notPermitted: advice = "; check the permissions of the data directory"
+        case .permissionDenied, .notPermitted: advice = "; check the permissions of its directory"
         case .readOnlyFileSystem: advice = "; the file system is read-only"
         default: advice = ""
         }

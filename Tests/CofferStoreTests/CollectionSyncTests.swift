@@ -406,6 +406,76 @@ import Testing
         #expect(try devices.contents(0) == ["before=b", "from-the-clone=c", "from-the-original=o"])
     }
 
+    @Test func aDeviceFileRolledBackBringsNothingBackAnywhere() throws {
+        let devices = try Devices()
+        _ = try devices[1].commit([Self.item("gone", "g"), Self.item("rotated", "old")])
+        try devices.settle()
+        let path = "\(devices.folder)/\(try Self.state(devices, 1)).csync"
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let gone = try #require(try devices[1].itemIDs(matching: ["name": "gone"], limit: .all).first)
+        let rotated = try #require(try devices[1].itemIDs(matching: ["name": "rotated"], limit: .all).first)
+        _ = try devices[1].commit([.remove(gone), Self.update(rotated, secret: "new")])
+        try devices.settle()
+        #expect(try devices.contents(0) == ["rotated=new"])
+        // Device 1's file put back as it was before (a backup, or someone with the folder).
+        try before.write(to: URL(fileURLWithPath: path))
+        let restarted = CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory)
+        let round = try restarted.sync()
+        #expect(round.problems.contains { $0.contains("went back") }, "\(round.problems)")
+        #expect(try devices.contents(0) == ["rotated=new"])
+        devices.syncs[0] = restarted
+        // Device 1 makes its file anew; nothing comes back, here, there, or for a device joining now.
+        try devices.settle()
+        try devices.settle()
+        #expect(try devices.contents(0) == ["rotated=new"])
+        #expect(try devices.contents(1) == ["rotated=new"])
+        let late = try StoreFixture()
+        let collection = try #require(try late.store().create(Self.work, label: "Work", password: try Self.secure("x"),
+                                                              access: CollectionAccess(policy: .forNewCollections)) as? FileCollection)
+        _ = try CollectionSync.join(collection, directory: late.directory, folder: devices.folder, password: try Self.secure(Self.password))
+        let ids = try collection.itemIDs(matching: [:], limit: .all)
+        #expect(ids.count == 1)
+        #expect(try ids.first.map { try collection.secret(of: $0).bytes.unprotectedString(0..<3) } == "new")
+    }
+
+    @Test func bytesAfterADevicesLastRecordAreSetAsideAndItsChangesFlowOn() throws {
+        let devices = try Devices()
+        let path = "\(devices.folder)/\(try Self.state(devices, 1)).csync"
+        // Four bytes claiming a record of a megabyte, which would never arrive.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0x00, 0x00, 0x0f, 0x00]))
+        try handle.close()
+        _ = try devices[1].commit([Self.item("after", "a")])
+        let round = try devices.syncs[1].sync()
+        #expect(round.problems.contains { $0.contains("made anew") && $0.contains("set-aside") }, "\(round.problems)")
+        try devices.settle()
+        #expect(try devices.contents(0) == ["after=a"])
+        #expect(try devices.syncs[0].sync().problems.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: devices.folder).contains { $0.contains(".set-aside-") })
+    }
+
+    @Test func aHugeOrSpecialFileUnderADeviceNameIsSetAsideWithoutBeingReadWhole() throws {
+        let devices = try Devices()
+        let header = try Data(contentsOf: URL(fileURLWithPath: "\(devices.folder)/\(try Self.state(devices, 0)).csync")).prefix(46)
+        let fake = DeviceID(Array(repeating: 0x7e, count: 16))!
+        var forged = Data(header)
+        forged.replaceSubrange(26..<42, with: fake.bytes)
+        let huge = "\(devices.folder)/\(fake).csync"
+        try forged.write(to: URL(fileURLWithPath: huge))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: huge))
+        try handle.truncate(atOffset: 4 << 30)   // sparse: 4 GiB of zeros after the header
+        try handle.close()
+        let fifo = DeviceID(Array(repeating: 0x7f, count: 16))!
+        #expect(mkfifo("\(devices.folder)/\(fifo).csync", 0o600) == 0)
+        _ = try devices[1].commit([Self.item("still", "s")])
+        try devices.syncs[1].sync()
+        let round = try devices.syncs[0].sync()
+        #expect(round.problems.contains { $0.contains("\(fake)") && $0.contains("claims 0 bytes") }, "\(round.problems)")
+        #expect(round.problems.contains { $0.contains("\(fifo)") && $0.contains("not a regular file") }, "\(round.problems)")
+        #expect(try devices.contents(0) == ["still=s"])
+    }
+
     @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()

@@ -77,6 +77,23 @@ struct SyncthingSyncTests {
         }
     }
 
+    @Test func aDeleteAgainstAnEditConvergesAndWhatLostIsKept() throws {
+        let machines = try Machines()
+        try machines.a.store(label: "Shared", ["k": "shared"], secret: Array("v0".utf8))
+        #expect(eventually(timeout: 60) { Machines.lookup(machines.b, ["k": "shared"]) == "v0" })
+        // A deletes it while B, not having seen that, edits it.
+        #expect(try machines.a.secretTool(["clear", "k", "shared"]).exitCode == 0)
+        try machines.b.store(label: "Shared", ["k": "shared"], secret: Array("edited".utf8))
+        #expect(eventually(timeout: 60) {
+            let (onA, onB) = (Machines.lookup(machines.a, ["k": "shared"]), Machines.lookup(machines.b, ["k": "shared"]))
+            return onA == onB && (onA == nil || onA == "edited")
+        })
+        // Whichever won, the other is listed on both machines.
+        for machine in [machines.a, machines.b] {
+            #expect(eventually(timeout: 30) { (try? machine.coffer(["sync", "conflicts"]).stdout.contains("@")) == true })
+        }
+    }
+
     @Test func changesMadeWhileOneMachineIsStoppedMergeWhenItReturns() throws {
         let machines = try Machines()
         try machines.a.store(label: "Edited on B", ["k": "edit"], secret: Array("v0".utf8))

@@ -42,10 +42,7 @@ extension CollectionSync {
         guard (try? FileStatus.of(keysPath))?.kind == .regular else {
             throw .invalidArgument("\(folder) holds no synced collection (no \(keysFileName)); give the folder 'coffer sync enable' made on the first device, which 'coffer sync status' shows there")
         }
-        let file = try PosixFile(path: keysPath, writable: false)
-        let (_, size) = try file.status()
-        guard size <= 1 << 16 else { throw .storeCorrupt(file: keysPath, reason: "it is \(size) bytes, far more than key slots take") }
-        let slots = try KeySlotsFile.decode(try file.read(at: 0, count: size), file: keysPath)
+        let slots = try KeySlotsFile.read(path: keysPath)
         let (folderKey, _) = try slots.open(with: .password(password), file: keysPath)
         try slots.verify(dataKey: folderKey, file: keysPath)
         return try start(collection, directory: directory, folder: folder, uuid: slots.uuid, folderKey: folderKey)

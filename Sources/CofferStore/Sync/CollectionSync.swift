@@ -45,6 +45,8 @@ package final class CollectionSync: Sendable {
         var publishedAt: UInt64 = 0
         /// How many records this device's file holds when compacting it is looked at next.
         var nextCompactionLook: UInt64 = 32
+        /// What happened to tell at the end of the round (this device's file made anew).
+        var notices: [String] = []
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -131,28 +133,22 @@ package final class CollectionSync: Sendable {
         guard (try? FileStatus.of(state.folder))?.kind == .directory else {
             throw .io("the sync folder \(state.folder) of collection '\(id.rawValue)' is missing or not a directory; syncing waits until it is back (nothing local is affected)")
         }
-        if try PosixFile.identity(of: SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device).path) == nil {
-            // Gone (removed by hand, or the folder was put back without it): made anew, as a
-            // generation later than any the others read (the time), so that they read it
-            // from its start, and every item goes out again.
-            try SyncDeviceFile(folder: state.folder, collection: state.uuid, device: state.device,
-                               generation: UInt32(clamping: Clock.now())).create()
-            for local in state.entries.keys { state.entries[local]?.digest = [] }
-        }
         // Watched before the first read, so that nothing arriving during it goes unseen.
         let watch = DirectoryWatch(directory: state.folder) { _ in true }
         let watchMark = watch.mark()
-        var folder = SyncFolder(path: state.folder, collection: state.uuid, keys: keys)
-        _ = try folder.refresh()
-        for item in folder.items.values { for version in item.changes.keys { state.clock.observe(version.timestamp) } }
-        // The state is written before the append: a version it names that the folder lacks
-        // was never appended (a crash, a full disk) and goes out again.
-        for (local, entry) in state.entries
-        where entry.version.device == state.device && folder.items[entry.item]?.changes[entry.version] == nil {
-            state.entries[local]?.digest = []
-        }
-        var session = Session(state: state, folder: folder, keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark,
+        var session = Session(state: state, folder: SyncFolder(path: state.folder, collection: state.uuid, keys: keys, floors: state.floors),
+                              keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark,
                               stateFile: try PosixFile.identity(of: SyncState.path(directory, id))?.identity)
+        _ = try read(&session)
+        // The state is written before the append: a version of this device's that it names and
+        // the folder lacks was never appended (a crash, a full disk; or the file was lost) and
+        // goes out again. So does an item the folder holds only older versions of, or none (a
+        // device file lost, or rolled back and set aside): what this store holds is newer.
+        for (local, entry) in session.state.entries {
+            let winner = session.folder.items[entry.item]?.winner
+            let lost = entry.version.device == session.state.device && session.folder.items[entry.item]?.changes[entry.version] == nil
+            if lost || winner.map({ $0.version < entry.version }) ?? true { session.state.entries[local]?.digest = [] }
+        }
         try matchUnmappedItems(&session)
         return session
     }
@@ -198,18 +194,19 @@ package final class CollectionSync: Sendable {
             try publishMerged(&s)
             try compactIfWorthIt(&s)
         }
-        round.problems = problems(of: s)
+        round.problems = s.notices + problems(of: s)
+        s.notices = []
         return round
     }
 
     /// Reads what the device files gained; returns the items whose merged state changed.
     func read(_ s: inout Session) throws(CofferError) -> Set<SyncItemID> {
-        let changed = try s.folder.refresh()
-        for item in changed { for version in s.folder.items[item]?.changes.keys ?? [:].keys { s.state.clock.observe(version.timestamp) } }
-        if let why = s.folder.damaged[s.state.device] {
-            throw .storeCorrupt(file: SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device).path,
-                                reason: "this device's own sync file is damaged (\(why)); move it aside and syncing starts it again")
+        var changed = try s.folder.refresh()
+        if let why = try ownFileNeedsRemaking(s) {
+            try remakeOwnFile(&s, because: why)
+            changed.formUnion(try s.folder.refresh())
         }
+        for item in changed { for version in s.folder.items[item]?.changes.keys ?? [:].keys { s.state.clock.observe(version.timestamp) } }
         return changed
     }
 
@@ -225,6 +222,14 @@ package final class CollectionSync: Sendable {
     /// only (which never enters the folder); returns how many.
     private func export(_ s: inout Session, offsets: [ItemID: Int]) throws(CofferError) -> Int {
         var records: [SyncRecord] = []
+        // A deletion made or applied here before that the folder no longer shows (the file that
+        // held it was lost or rolled back) is made again, so that no device brings the item back.
+        for (item, gone) in s.state.deleted.sorted(by: { $0.key < $1.key }) {
+            guard let winner = s.folder.items[item]?.winner, winner.content != .deleted, winner.version <= gone else { continue }
+            let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
+            records.append(.change(SyncChange(item: item, version: version, replaces: s.folder.items[item]?.heads ?? [], content: .deleted)))
+            s.state.deleted[item] = version
+        }
         var gone = Set(s.state.entries.keys.filter { offsets[$0] == nil })
         let moved = offsets.filter { s.offsets[$0.key] != $0.value }.keys.sorted()
         try collection.forEachPayload(of: moved) { local, payload throws(CofferError) in
@@ -247,6 +252,7 @@ package final class CollectionSync: Sendable {
             guard s.folder.items[entry.item]?.exists ?? true else { continue }   // deleted elsewhere already
             let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
             records.append(.change(SyncChange(item: entry.item, version: version, replaces: [entry.version], content: .deleted)))
+            s.state.deleted[entry.item] = version
         }
         guard !records.isEmpty else { return 0 }
         try save(&s)
@@ -255,15 +261,24 @@ package final class CollectionSync: Sendable {
     }
 
     /// Appends `records` to this device's file, durably (read back by the next `read`).
+    /// Written where the last whole record read ends: what a crash or anyone else left after it
+    /// (a record cut short, bytes appended) is written over, not built on.
     func appendOwn(_ records: [SyncRecord], _ s: inout Session) throws(CofferError) {
-        let position = s.folder.positions[s.state.device]
-        let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device,
-                                 generation: position?.generation ?? 0)
-        try own.append(records, first: position?.records ?? 0, sequence: position?.nextSequence ?? 0, keys: s.keys)
+        guard let position = s.folder.positions[s.state.device] else {
+            throw .io("this device's sync file in \(s.state.folder) has no header; it is made anew at the next round")
+        }
+        let own = SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: s.state.device, generation: position.generation)
+        let sequence = max(position.nextSequence, s.state.floors[s.state.device]?.nextSequence ?? 0)
+        try own.append(records, first: position.records, sequence: sequence, at: position.end, keys: s.keys)
     }
 
     /// Writes the state, and notes which file it is now.
     func save(_ s: inout Session) throws(CofferError) {
+        for (device, position) in s.folder.positions where s.folder.damaged[device] == nil {
+            let floor = s.state.floors[device]
+            s.state.floors[device] = SyncState.Floor(generation: max(position.generation, floor?.generation ?? 0),
+                                                     nextSequence: max(position.nextSequence, floor?.nextSequence ?? 0))
+        }
         try s.state.write(directory: directory, id: id, key: s.stateKey)
         s.stateFile = try PosixFile.identity(of: SyncState.path(directory, id))?.identity
     }
@@ -285,10 +300,16 @@ package final class CollectionSync: Sendable {
         for item in items.sorted() {
             guard let winner = s.folder.items[item]?.winner else { continue }
             let target = local[item]
-            if let target, s.state.entries[target]?.version == winner.version { continue }
+            // The store only moves forward: it holds this version or a newer one already (a
+            // file rolled back, or lost with its tombstones, brings nothing back).
+            if let target, let held = s.state.entries[target]?.version, winner.version <= held { continue }
+            if target == nil, let gone = s.state.deleted[item], winner.version <= gone { continue }
             switch winner.content {
             case .deleted:
-                guard let target else { continue }
+                guard let target else {
+                    if s.state.deleted[item] == nil { (s.state.deleted[item], stateChanged) = (winner.version, true) }
+                    continue
+                }
                 changes.append(.remove(target))
                 expecting[target] = offsets[target]
                 plans.append((item, winner.version, nil, target, ""))
@@ -329,9 +350,11 @@ package final class CollectionSync: Sendable {
         for (plan, changed) in zip(plans, applied) {
             if let digest = plan.digest {
                 s.state.entries[changed.id] = SyncState.Entry(item: plan.item, version: plan.version, digest: digest)
+                s.state.deleted[plan.item] = nil
                 outcome.append(changed.isNew ? .created(changed.id, label: plan.label) : .changed(changed.id, label: plan.label))
             } else {
                 s.state.entries[changed.id] = nil
+                s.state.deleted[plan.item] = plan.version
                 outcome.append(.deleted(changed.id))
             }
             // Applied here: the next export finds the record moved and the content the same.

@@ -88,12 +88,16 @@ package struct SyncDeviceFile: Sendable {
     }
 
     /// Appends `records` durably: they are records `first` onwards of this generation, and
-    /// `sequence` onwards of the device's history.
-    package func append(_ records: [SyncRecord], first: UInt64, sequence: UInt64, keys: SyncKeys) throws(CofferError) {
+    /// `sequence` onwards of the device's history, written at byte `end` (where the last whole
+    /// record ends; by default the file's end), and the file cut after them.
+    package func append(_ records: [SyncRecord], first: UInt64, sequence: UInt64, at end: Int? = nil,
+                        keys: SyncKeys) throws(CofferError) {
         let file = try PosixFile(path: path)
         let (_, size) = try file.status()
-        try file.write(try sealed(records.enumerated().map { (sequence + UInt64($0.offset), $0.element) }, first: first, keys: keys),
-                       at: size)
+        let bytes = try sealed(records.enumerated().map { (sequence + UInt64($0.offset), $0.element) }, first: first, keys: keys)
+        let offset = end ?? size
+        try file.write(bytes, at: offset)
+        if offset + bytes.count < size { try file.truncate(to: offset + bytes.count) }
         try file.sync()
     }
 
@@ -123,16 +127,15 @@ package struct SyncDeviceFile: Sendable {
     package func read(from start: Int = 0, first: UInt64 = 0, generation expected: UInt32? = nil, after: UInt64? = nil,
                       keys: SyncKeys) throws(CofferError) -> Contents {
         var contents = Contents()
-        guard let (_, size) = try PosixFile.identity(of: path) else {
+        guard try PosixFile.identity(of: path) != nil else {
             contents.problem = .incompleteTail
             return contents
         }
-        // A FIFO or a device in its place would block the read: damage, not a wait.
-        guard (try? FileStatus.of(path))?.kind == .regular else {
+        guard let file = try PosixFile.openRegularFile(path) else {
             contents.problem = .damaged("it is not a regular file")
             return contents
         }
-        let file = try PosixFile(path: path, writable: false)
+        let (_, size) = try file.status()
         guard size >= Self.headerLength else {
             contents.problem = .incompleteTail
             return contents
@@ -147,27 +150,33 @@ package struct SyncDeviceFile: Sendable {
         }
         contents.generation = generation
         let fromStart = expected.map { $0 != generation } ?? (start == 0)
-        let start = fromStart ? Self.headerLength : max(start, Self.headerLength)
-        let first = fromStart ? 0 : first
-        let header = head
-        contents.end = start
-        guard size > start else { return contents }
-        // Only what follows the last read: a read costs what arrived, not the whole file.
-        let bytes = try file.read(at: start, count: size - start)
-        var offset = 0
-        var position = first
-        while offset < bytes.count {
-            guard bytes.count - offset >= 4 else { contents.problem = .incompleteTail; break }
-            var lengthReader = ByteReader(bytes, from: offset)
+        var offset = fromStart ? Self.headerLength : max(start, Self.headerLength)
+        var position = fromStart ? 0 : first
+        contents.end = offset
+        guard offset <= size else {
+            contents.problem = .damaged("it is shorter than when it was read before: it went back")
+            return contents
+        }
+        // Read in pieces of a megabyte at most (and one record): what a read holds in memory
+        // does not grow with the file, however large someone made it.
+        var buffer = Window()
+        while offset < size {
+            guard let lengthBytes = try buffer.bytes(at: offset, count: 4, of: file, size: size) else {
+                contents.problem = .incompleteTail
+                break
+            }
+            var lengthReader = ByteReader(Array(lengthBytes))
             let length = Int((try? lengthReader.u32()) ?? 0)
             guard (AESGCM.nonceLength + AESGCM.tagLength...Self.maxRecordLength).contains(length) else {
                 contents.problem = .damaged("record \(position) claims \(length) bytes")
                 break
             }
-            guard bytes.count - offset - 4 >= length else { contents.problem = .incompleteTail; break }
-            let sealed = bytes[(offset + 4)..<(offset + 4 + length)]
+            guard let sealed = try buffer.bytes(at: offset + 4, count: length, of: file, size: size) else {
+                contents.problem = .incompleteTail
+                break
+            }
             do throws(CofferError) {
-                let (sequence, record) = try keys.open(sealed, aad: header + Self.position(position))
+                let (sequence, record) = try keys.open(sealed, aad: head + Self.position(position))
                 // Sequences only grow, and compaction only drops records: never below the position.
                 let previous = contents.records.last?.sequence ?? (fromStart ? nil : after)
                 guard sequence >= position, previous.map({ sequence > $0 }) ?? true else {
@@ -181,9 +190,26 @@ package struct SyncDeviceFile: Sendable {
             }
             offset += 4 + length
             position += 1
-            contents.end = start + offset
+            contents.end = offset
         }
         return contents
+    }
+
+    /// The part of a file last read, and more of it when asked for what it does not hold.
+    private struct Window {
+        var start = 0
+        var bytes: [UInt8] = []
+
+        /// `count` bytes at `offset`, or nil when the file (`size` bytes) ends before them.
+        mutating func bytes(at offset: Int, count: Int, of file: PosixFile, size: Int) throws(CofferError) -> ArraySlice<UInt8>? {
+            guard offset + count <= size else { return nil }
+            if offset < start || offset + count > start + bytes.count {
+                start = offset
+                bytes = try file.read(at: offset, count: min(size - offset, max(count, 1 << 20)))
+                guard bytes.count >= count else { return nil }
+            }
+            return bytes[(offset - start)..<(offset - start + count)]
+        }
     }
 
     private static func position(_ index: UInt64) -> [UInt8] {

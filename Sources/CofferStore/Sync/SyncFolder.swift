@@ -45,10 +45,27 @@ package struct SyncFolder: Sendable {
     /// one id (one restored from the other's backup).
     package private(set) var conflictingCopies: [String] = []
 
-    package init(path: String, collection: [UInt8], keys: SyncKeys) {
+    /// How far each device's file had been read before (`SyncState.floors`): a file that holds
+    /// less went back, and is set aside.
+    let floors: [DeviceID: SyncState.Floor]
+
+    package init(path: String, collection: [UInt8], keys: SyncKeys, floors: [DeviceID: SyncState.Floor] = [:]) {
         self.path = path
         self.collection = collection
         self.keys = keys
+        self.floors = floors
+    }
+
+    /// Forgets all of `device`'s file (what it read, and that it was damaged): the next refresh
+    /// reads it from its start. For this device's own file, once made anew.
+    package mutating func forget(_ device: DeviceID) {
+        for (item, merged) in items where merged.changes.keys.contains(where: { $0.device == device }) {
+            items[item]?.forget(device)
+            if items[item]?.changes.isEmpty == true { items[item] = nil }
+        }
+        sequences = sequences.filter { $0.key.device != device }
+        damaged[device] = nil
+        positions[device] = nil
     }
 
     /// The device a file name names (`<32 hex digits>.csync`), if any.
@@ -60,10 +77,11 @@ package struct SyncFolder: Sendable {
     /// The device files in `folder` (no key needed), with when each last changed (seconds
     /// since 1970), by device.
     package static func deviceFiles(in folder: String) -> [(device: DeviceID, changed: UInt64?)] {
+        // Regular files only: anything else under such a name is no device's file.
         ((try? FileSystem.names(in: folder)) ?? []).sorted().compactMap { name in
-            guard !name.contains(conflictMarker), let device = device(fileName: name) else { return nil }
-            let changed = (try? FileStatus.of("\(folder)/\(name)")).map { UInt64(clamping: $0.modificationTime.seconds) }
-            return (device, changed)
+            guard !name.contains(conflictMarker), let device = device(fileName: name),
+                  let status = try? FileStatus.of("\(folder)/\(name)", followingLinks: false), status.kind == .regular else { return nil }
+            return (device, UInt64(clamping: status.modificationTime.seconds))
         }
     }
 
@@ -115,6 +133,11 @@ package struct SyncFolder: Sendable {
                                          after: known?.lastSequence, keys: keys)
             if case .damaged(let why) = contents.problem { damaged[device] = why }
             guard let generation = contents.generation else { continue }
+            if known == nil || known?.generation != generation, let floor = floors[device], let last = contents.records.last?.sequence,
+               generation < floor.generation || last + 1 < floor.nextSequence {
+                damaged[device] = "it went back: it holds less than was read from it before (a copy from a backup put back, or someone changed it)"
+                continue
+            }
             var position = known ?? Position(generation: generation)
             if generation != position.generation {
                 guard generation > position.generation else {

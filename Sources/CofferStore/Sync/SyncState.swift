@@ -23,6 +23,8 @@ import SystemKit
 ///   32  the folder key
 ///   u64 milliseconds, u32 counter        the clock's last reading
 ///   u32 n, n × (u64 local item, 16 sync id, u64 ms, u32 counter, 16 device, 32 digest)
+///   u32 d, d × (16 sync id, u64 ms, u32 counter, 16 device)   items deleted here, at that version
+///   u32 f, f × (16 device, u32 generation, u64 next sequence)  how far each device's file was read
 /// ```
 /// The folder and device id are in clear (`coffer sync status` shows them while locked); the
 /// rest needs the collection's key. The file is replaced whole (written beside, renamed).
@@ -47,6 +49,20 @@ package struct SyncState: Sendable {
     package var folderKey: SecureBytes?
     package var clock = HybridLogicalClock()
     package var entries: [ItemID: Entry] = [:]
+    /// The items this store holds no more, with the version of their deletion: a version of
+    /// one no newer than that is never applied again (a device file rolled back, or lost with
+    /// its tombstones, cannot bring a deleted item back).
+    package var deleted: [SyncItemID: ChangeVersion] = [:]
+    /// How far each device's file had been read when the state was last written: a file that
+    /// later holds less (a copy from a backup put back, or tampering) went back, and is set
+    /// aside. This device's own next sequence is here too, so a file made anew goes on from it.
+    package var floors: [DeviceID: Floor] = [:]
+
+    /// See `floors`.
+    package struct Floor: Equatable, Sendable {
+        package var generation: UInt32
+        package var nextSequence: UInt64
+    }
 
     package init(uuid: [UInt8], device: DeviceID, folder: String, folderKey: SecureBytes?) {
         self.uuid = uuid
@@ -79,6 +95,17 @@ package struct SyncState: Sendable {
             w.raw(entry.item.bytes)
             SyncRecord.encode(entry.version, into: &w)
             w.raw(entry.digest)
+        }
+        w.u32(UInt32(deleted.count))
+        for (item, version) in deleted.sorted(by: { $0.key < $1.key }) {
+            w.raw(item.bytes)
+            SyncRecord.encode(version, into: &w)
+        }
+        w.u32(UInt32(floors.count))
+        for (device, floor) in floors.sorted(by: { $0.key < $1.key }) {
+            w.raw(device.bytes)
+            w.u32(floor.generation)
+            w.u64(floor.nextSequence)
         }
         let header = header
         let nonce = Random.nonce(AESGCM.nonceLength)
@@ -129,6 +156,14 @@ package struct SyncState: Sendable {
                 let version = try SyncRecord.version(&r)
                 state.entries[local] = Entry(item: item, version: version, digest: Array(try r.raw(32)))
             }
+            for _ in 0..<(try r.u32()) {
+                guard let item = SyncItemID(Array(try r.raw(16))) else { throw ByteReader.Truncated() }
+                state.deleted[item] = try SyncRecord.version(&r)
+            }
+            for _ in 0..<(try r.u32()) {
+                guard let device = DeviceID(Array(try r.raw(16))) else { throw ByteReader.Truncated() }
+                state.floors[device] = Floor(generation: try r.u32(), nextSequence: try r.u64())
+            }
             guard r.remaining == 0 else { throw ByteReader.Truncated() }
         } catch {
             throw .storeCorrupt(file: file, reason: "its sealed part is malformed")
@@ -144,9 +179,9 @@ package struct SyncState: Sendable {
     private static func read(directory: String, id: CollectionID) throws(CofferError) -> [UInt8]? {
         let path = path(directory, id)
         guard try PosixFile.identity(of: path) != nil else { return nil }
-        guard (try? FileStatus.of(path))?.kind == .regular else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
-        let file = try PosixFile(path: path, writable: false)
+        guard let file = try PosixFile.openRegularFile(path) else { throw .storeCorrupt(file: path, reason: "it is not a regular file") }
         let (_, size) = try file.status()
+        guard size <= 1 << 28 else { throw .storeCorrupt(file: path, reason: "it is \(size) bytes, far more than a sync state takes") }
         return try file.read(at: 0, count: size)
     }
 
