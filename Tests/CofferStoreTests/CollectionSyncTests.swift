@@ -476,6 +476,74 @@ import Testing
         #expect(try devices.contents(0) == ["still=s"])
     }
 
+    @Test func aStoreRestoredFromABackupBringsNothingBackOnceTheDeletionIsCollected() throws {
+        let devices = try Devices()
+        Self.eager(devices)
+        let x = try #require(try devices[0].commit([Self.item("x", "secret-x")]).first?.id)
+        let f = try #require(try devices[0].commit([Self.item("f", "f0")]).first?.id)
+        try devices.settle()
+        let backup = try StoreFixture()
+        try FileManager.default.copyItem(atPath: devices.fixtures[1].directory, toPath: backup.directory)
+        _ = try devices[0].commit([.remove(x)])
+        try devices.settle()
+        for version in 1...80 {   // device 0's file compacts: x's creation, then its tombstone, go
+            _ = try devices[0].commit([Self.update(f, secret: "f\(version)")])
+            try devices.settle()
+        }
+        // Device 1's machine is put back from the backup (and goes on from there).
+        let restored = try backup.store().fileCollection(Self.work)
+        try restored.unlock(password: try Self.secure("password of device 1"))
+        let sync = CollectionSync(collection: restored, directory: backup.directory, publishInterval: 0)
+        try sync.sync()
+        try devices.syncs[0].sync()
+        try sync.sync()
+        #expect(try devices.contents(0) == ["f=f80"])
+        let back = try restored.itemIDs(matching: [:], limit: .all).map { try restored.metadata(of: $0).label }
+        #expect(back == ["f"])
+    }
+
+    @Test func aDeviceFileSetAsideIsReadAgainOnceItsDeviceMakesItAnew() throws {
+        let devices = try Devices()
+        let path = "\(devices.folder)/\(try Self.state(devices, 1)).csync"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0xff, 0xff, 0xff, 0xff, 1, 2, 3]))
+        try handle.close()
+        #expect(try devices.syncs[0].sync().problems.contains { $0.contains("set aside") })
+        // Device 1 makes its file anew; device 0, in the same session (a running cofferd), reads it.
+        _ = try devices[1].commit([Self.item("after", "a")])
+        try devices.syncs[1].sync()
+        let round = try devices.syncs[0].sync()
+        #expect(round.problems.isEmpty, "\(round.problems)")
+        #expect(try devices.contents(0) == ["after=a"])
+    }
+
+    @Test func aDevicesOwnFilePutBackFromACopyOneRoundOldIsSeen() throws {
+        let devices = try Devices()
+        let path = "\(devices.folder)/\(try Self.state(devices, 0)).csync"
+        let copy = try Data(contentsOf: URL(fileURLWithPath: path))
+        _ = try devices[0].commit([Self.item("written", "w")])
+        try CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory).sync()   // one CLI round
+        try copy.write(to: URL(fileURLWithPath: path))
+        let round = try CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory).sync()
+        #expect(round.problems.contains { $0.contains("made anew") }, "\(round.problems)")
+        try devices.syncs[1].sync()
+        #expect(try devices.contents(1) == ["written=w"])
+    }
+
+    @Test func aDeviceFileCutToItsHeaderWentBack() throws {
+        let devices = try Devices()
+        _ = try devices[1].commit([Self.item("kept", "k")])
+        try devices.settle()
+        let path = "\(devices.folder)/\(try Self.state(devices, 1)).csync"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: 46)
+        try handle.close()
+        let round = try CollectionSync(collection: devices[0], directory: devices.fixtures[0].directory).sync()
+        #expect(round.problems.contains { $0.contains("went back") }, "\(round.problems)")
+        #expect(try devices.contents(0) == ["kept=k"])
+    }
+
     @Test func joiningWithAWrongPasswordChangesNothing() throws {
         let devices = try Devices()
         let other = try StoreFixture()

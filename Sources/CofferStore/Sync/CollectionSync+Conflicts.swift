@@ -58,12 +58,24 @@ extension CollectionSync {
         var found: [Conflict] = []
         for (item, merged) in s.folder.items {
             guard let winner = merged.winner else { continue }
-            for change in merged.conflicts {
+            // A version that says what the winner says (two devices sending the same item
+            // again) lost nothing.
+            let winnerContent = content(of: winner, in: s)
+            for change in merged.conflicts where !(change.content == .deleted && winner.content == .deleted)
+                && (winnerContent == nil || content(of: change, in: s) != winnerContent) {
                 found.append(Conflict(item: item, local: local[item], version: change.version, label: try label(of: change, in: s),
                                       currentLabel: try label(of: winner, in: s)))
             }
         }
         return found.sorted { $0.version > $1.version }
+    }
+
+    /// A keyed digest of what a user sees of `change` (nil for a deletion, or content that does not open).
+    private func content(of change: SyncChange, in s: Session) -> [UInt8]? {
+        guard case .item(let sealed) = change.content,
+              let payload = try? s.keys.openContent(sealed, item: change.item, version: change.version),
+              let canonical = try? ItemPayload.canonical(payload) else { return nil }
+        return s.keys.digest(of: canonical)
     }
 
     private func label(of change: SyncChange, in s: Session) throws(CofferError) -> String? {

@@ -37,6 +37,9 @@ extension CollectionSync {
         try SyncDeviceFile(folder: s.state.folder, collection: s.state.uuid, device: own, generation: generation)
             .rewrite(kept + [(next, .merged(counts))], keys: s.keys)
         s.folder.forget(own)
+        // What the file now holds of this device's history, as far as the state is concerned:
+        // this device made it so (it is not a store put back from a backup).
+        s.state.floors[own] = SyncState.Floor(generation: generation, nextSequence: next + 1)
         // Versions of this store's items the new file may lack go out again at the next export.
         for (local, entry) in s.state.entries where entry.version.device == own { s.state.entries[local]?.digest = [] }
         s.offsets = [:]

@@ -47,6 +47,9 @@ package final class CollectionSync: Sendable {
         var nextCompactionLook: UInt64 = 32
         /// What happened to tell at the end of the round (this device's file made anew).
         var notices: [String] = []
+        /// Local items deleted everywhere else while this store was away (restored from a
+        /// backup), whose tombstones are collected: removed at the next import.
+        var collected: Set<ItemID> = []
         /// Where each item's record lay at the last export: only items whose record moved are
         /// looked at again.
         var offsets: [ItemID: Int] = [:]
@@ -140,17 +143,36 @@ package final class CollectionSync: Sendable {
                               keys: keys, stateKey: stateKey, watch: watch, watchMark: watchMark,
                               stateFile: try PosixFile.identity(of: SyncState.path(directory, id))?.identity)
         _ = try read(&session)
-        // The state is written before the append: a version of this device's that it names and
-        // the folder lacks was never appended (a crash, a full disk; or the file was lost) and
-        // goes out again. So does an item the folder holds only older versions of, or none (a
-        // device file lost, or rolled back and set aside): what this store holds is newer.
-        for (local, entry) in session.state.entries {
-            let winner = session.folder.items[entry.item]?.winner
-            let lost = entry.version.device == session.state.device && session.folder.items[entry.item]?.changes[entry.version] == nil
-            if lost || winner.map({ $0.version < entry.version }) ?? true { session.state.entries[local]?.digest = [] }
-        }
+        reconcileLostVersions(&session)
         try matchUnmappedItems(&session)
         return session
+    }
+
+    /// What to do, at the start, with each local item whose version the folder does not hold:
+    ///
+    /// - this device's, while the folder holds no more of this device's file than the state
+    ///   says: never appended (a crash, a full disk; or the file was lost) — it goes out again;
+    /// - another device's whose file is there and read: that device dropped it at compaction,
+    ///   which it does only once every device has seen it superseded — if nothing newer of the
+    ///   item is left either, the item was deleted everywhere and collected, and goes here too;
+    /// - this device's while the folder holds more of its file than the state says (the store
+    ///   was put back from a backup), likewise;
+    /// - another device's whose file is gone or set aside (lost, rolled back): what this store
+    ///   holds is newer than what the folder shows, and goes out again.
+    private func reconcileLostVersions(_ s: inout Session) {
+        let own = s.state.device
+        let stale = (s.folder.positions[own]?.nextSequence ?? 0) > (s.state.floors[own]?.nextSequence ?? 0)
+        for (local, entry) in s.state.entries {
+            let merged = s.folder.items[entry.item]
+            guard merged?.changes[entry.version] == nil else { continue }
+            let owner = entry.version.device
+            let ownerRead = s.folder.positions[owner] != nil && s.folder.damaged[owner] == nil
+            if owner == own ? !stale : !ownerRead {
+                if merged?.winner.map({ $0.version < entry.version }) ?? true { s.state.entries[local]?.digest = [] }
+            } else if merged?.winner == nil {
+                s.collected.insert(local)
+            }
+        }
     }
 
     /// Maps local items the state does not know to folder items it does not map either, by
@@ -255,6 +277,12 @@ package final class CollectionSync: Sendable {
             s.state.deleted[entry.item] = version
         }
         guard !records.isEmpty else { return 0 }
+        // The state says how far this device's file goes once these are in: a copy of the file
+        // from before them put back later is then seen to have gone back.
+        if let position = s.folder.positions[s.state.device] {
+            let next = max(position.nextSequence, s.state.floors[s.state.device]?.nextSequence ?? 0) + UInt64(records.count)
+            s.state.floors[s.state.device] = SyncState.Floor(generation: position.generation, nextSequence: next)
+        }
         try save(&s)
         try appendOwn(records, &s)
         return records.count
@@ -297,7 +325,15 @@ package final class CollectionSync: Sendable {
         var expecting: [ItemID: Int?] = [:]
         var plans: [(item: SyncItemID, version: ChangeVersion, digest: [UInt8]?, local: ItemID?, label: String)] = []
         var stateChanged = false
-        for item in items.sorted() {
+        var collected = Set<SyncItemID>()
+        for target in s.collected.sorted() {
+            guard let entry = s.state.entries[target], offsets[target] != nil else { continue }
+            changes.append(.remove(target))
+            expecting[target] = offsets[target]
+            plans.append((entry.item, entry.version, nil, target, ""))
+            collected.insert(entry.item)
+        }
+        for item in items.sorted() where !collected.contains(item) {
             guard let winner = s.folder.items[item]?.winner else { continue }
             let target = local[item]
             // The store only moves forward: it holds this version or a newer one already (a
@@ -333,6 +369,7 @@ package final class CollectionSync: Sendable {
                 plans.append((item, winner.version, digest, target, metadata.label))
             }
         }
+        s.collected = []
         guard !changes.isEmpty else {
             if stateChanged { try save(&s) }
             return []
@@ -344,6 +381,7 @@ package final class CollectionSync: Sendable {
             // A client changed one of these items since the export looked: it goes out next
             // round (newer, so it wins) and these are compared again then.
             s.checkEverything = true
+            s.collected = Set(plans.filter { collected.contains($0.item) }.compactMap(\.local))
             return []
         }
         var outcome: [SyncedChange] = []

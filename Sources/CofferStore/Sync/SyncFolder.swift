@@ -37,6 +37,9 @@ package struct SyncFolder: Sendable {
     package private(set) var sequences: [ChangeVersion: UInt64] = [:]
     /// Devices whose files stopped at damage, with what is wrong.
     package private(set) var damaged: [DeviceID: String] = [:]
+    /// Which file each damaged one was, and its size then: once it changes (its device made it
+    /// anew), it is read again from its start.
+    private var damagedFiles: [DeviceID: (FileNode, Int)] = [:]
     /// How far each device says it has merged the others' files (its latest `merged` record).
     package private(set) var mergedBy: [DeviceID: [DeviceID: UInt64]] = [:]
     /// Devices that removed another and moved the collection to another folder (its uuid).
@@ -65,6 +68,7 @@ package struct SyncFolder: Sendable {
         }
         sequences = sequences.filter { $0.key.device != device }
         damaged[device] = nil
+        damagedFiles[device] = nil
         positions[device] = nil
     }
 
@@ -126,15 +130,21 @@ package struct SyncFolder: Sendable {
                 changed.formUnion(mergeConflictingCopy(name))
                 continue
             }
-            guard let device = Self.device(fileName: name), damaged[device] == nil else { continue }
+            guard let device = Self.device(fileName: name) else { continue }
+            let identity = try PosixFile.identity(of: "\(path)/\(name)")
+            if damaged[device] != nil {
+                guard let identity, let before = damagedFiles[device], identity != before else { continue }
+                forget(device)   // changed since it was set aside: read again from its start
+            }
+            defer { if damaged[device] != nil, damagedFiles[device] == nil, let identity { damagedFiles[device] = identity } }
             let file = SyncDeviceFile(folder: path, collection: collection, device: device)
             let known = positions[device]
             let contents = try file.read(from: known?.end ?? 0, first: known?.records ?? 0, generation: known?.generation,
                                          after: known?.lastSequence, keys: keys)
             if case .damaged(let why) = contents.problem { damaged[device] = why }
             guard let generation = contents.generation else { continue }
-            if known == nil || known?.generation != generation, let floor = floors[device], let last = contents.records.last?.sequence,
-               generation < floor.generation || last + 1 < floor.nextSequence {
+            if known == nil || known?.generation != generation, let floor = floors[device],
+               generation < floor.generation || (contents.records.last?.sequence).map({ $0 + 1 }) ?? 0 < floor.nextSequence {
                 damaged[device] = "it went back: it holds less than was read from it before (a copy from a backup put back, or someone changed it)"
                 continue
             }
