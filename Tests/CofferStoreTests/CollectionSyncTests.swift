@@ -502,6 +502,25 @@ import Testing
         #expect(back == ["f"])
     }
 
+    @Test func anotherDevicesFileMissingForAWhileLosesNoneOfItsChanges() throws {
+        let devices = try Devices()
+        let x = try #require(try devices[0].commit([Self.item("x", "old")]).first?.id)
+        try devices.settle()
+        _ = try devices[0].commit([Self.update(x, secret: "new")])
+        try devices.syncs[0].sync()
+        // Device 0's file is away (a sync tool replacing it) when device 1 starts a session.
+        let path = "\(devices.folder)/\(try Self.state(devices, 0)).csync"
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".away")
+        let restarted = CollectionSync(collection: devices[1], directory: devices.fixtures[1].directory)
+        #expect(try restarted.sync().exported == 0)
+        try FileManager.default.moveItem(atPath: path + ".away", toPath: path)
+        devices.syncs[1] = restarted
+        try devices.settle()
+        #expect(try devices.contents(0) == ["x=new"])
+        #expect(try devices.contents(1) == ["x=new"])
+        #expect(try devices.syncs[1].conflicts().isEmpty)
+    }
+
     @Test func aDeviceFileSetAsideIsReadAgainOnceItsDeviceMakesItAnew() throws {
         let devices = try Devices()
         let path = "\(devices.folder)/\(try Self.state(devices, 1)).csync"

@@ -152,13 +152,14 @@ package final class CollectionSync: Sendable {
     ///
     /// - this device's, while the folder holds no more of this device's file than the state
     ///   says: never appended (a crash, a full disk; or the file was lost) — it goes out again;
-    /// - another device's whose file is there and read: that device dropped it at compaction,
-    ///   which it does only once every device has seen it superseded — if nothing newer of the
-    ///   item is left either, the item was deleted everywhere and collected, and goes here too;
     /// - this device's while the folder holds more of its file than the state says (the store
-    ///   was put back from a backup), likewise;
-    /// - another device's whose file is gone or set aside (lost, rolled back): what this store
-    ///   holds is newer than what the folder shows, and goes out again.
+    ///   was put back from a backup), or another device's whose file is there and read: that
+    ///   device dropped it at compaction, which it does only once every device has seen it
+    ///   superseded — if nothing of the item is left, it was deleted everywhere and collected,
+    ///   and goes here too (otherwise the import applies what superseded it);
+    /// - another device's whose file is missing or set aside: nothing is done (this store keeps
+    ///   what it has, and never sends another device's version as its own: that device may
+    ///   have changed the item since, in the file this store cannot read now).
     private func reconcileLostVersions(_ s: inout Session) {
         let own = s.state.device
         let stale = (s.folder.positions[own]?.nextSequence ?? 0) > (s.state.floors[own]?.nextSequence ?? 0)
@@ -166,10 +167,9 @@ package final class CollectionSync: Sendable {
             let merged = s.folder.items[entry.item]
             guard merged?.changes[entry.version] == nil else { continue }
             let owner = entry.version.device
-            let ownerRead = s.folder.positions[owner] != nil && s.folder.damaged[owner] == nil
-            if owner == own ? !stale : !ownerRead {
-                if merged?.winner.map({ $0.version < entry.version }) ?? true { s.state.entries[local]?.digest = [] }
-            } else if merged?.winner == nil {
+            if owner == own && !stale {
+                s.state.entries[local]?.digest = []
+            } else if owner == own || (s.folder.positions[owner] != nil && s.folder.damaged[owner] == nil), merged?.winner == nil {
                 s.collected.insert(local)
             }
         }
@@ -244,13 +244,13 @@ package final class CollectionSync: Sendable {
     /// only (which never enters the folder); returns how many.
     private func export(_ s: inout Session, offsets: [ItemID: Int]) throws(CofferError) -> Int {
         var records: [SyncRecord] = []
-        // A deletion made or applied here before that the folder no longer shows (the file that
-        // held it was lost or rolled back) is made again, so that no device brings the item back.
-        for (item, gone) in s.state.deleted.sorted(by: { $0.key < $1.key }) {
-            guard let winner = s.folder.items[item]?.winner, winner.content != .deleted, winner.version <= gone else { continue }
-            let version = ChangeVersion(timestamp: s.state.clock.tick(now: Clock.nowInMilliseconds()), device: s.state.device)
-            records.append(.change(SyncChange(item: item, version: version, replaces: s.folder.items[item]?.heads ?? [], content: .deleted)))
-            s.state.deleted[item] = version
+        // A deletion this device made that the folder no longer shows (its file was lost or
+        // rolled back) is written again as it was — same version, so it supersedes nothing
+        // made after it — so that no device joining later brings the item back.
+        for (item, gone) in s.state.deleted.sorted(by: { $0.key < $1.key }) where gone.device == s.state.device {
+            guard let merged = s.folder.items[item], merged.changes[gone] == nil, let winner = merged.winner,
+                  winner.content != .deleted, winner.version < gone else { continue }
+            records.append(.change(SyncChange(item: item, version: gone, replaces: Set(merged.heads.filter { $0 < gone }), content: .deleted)))
         }
         var gone = Set(s.state.entries.keys.filter { offsets[$0] == nil })
         let moved = offsets.filter { s.offsets[$0.key] != $0.value }.keys.sorted()
