@@ -112,7 +112,7 @@ struct SyncthingSyncTests {
         }, "B's log: \(machines.b.daemonLog)")
     }
 
-    @Test func killingADaemonMidSyncLosesNothingAcknowledged() throws {
+    @Test func killingEitherDaemonMidSyncLosesNothingAcknowledged() throws {
         let machines = try Machines()
         var acknowledged: [String] = []
         for round in 0..<3 {
@@ -122,11 +122,20 @@ struct SyncthingSyncTests {
                     acknowledged.append(name)
                 }
             }
-            // Killed while it may be exporting what it just wrote, then started again.
+            // The writer killed while it may be exporting what it just wrote, and the other
+            // while it may be applying what it received; both started again.
             _ = machines.a.stopDaemon(signal: SIGKILL)
+            usleep(useconds_t(200_000 * round))
+            _ = machines.b.stopDaemon(signal: SIGKILL)
             try machines.a.startDaemon(unlock: true)
+            try machines.b.startDaemon(unlock: true)
         }
         #expect(acknowledged.count == 24)
         #expect(eventually(timeout: 90) { acknowledged.allSatisfy { Machines.lookup(machines.b, ["n": $0]) == $0 } })
+        // And what the other machine acknowledged while being killed travels back.
+        try machines.b.store(label: "from-b", ["n": "from-b"], secret: Array("from-b".utf8))
+        _ = machines.b.stopDaemon(signal: SIGKILL)
+        try machines.b.startDaemon(unlock: true)
+        #expect(eventually(timeout: 90) { Machines.lookup(machines.a, ["n": "from-b"]) == "from-b" })
     }
 }
