@@ -11,16 +11,7 @@ struct SyncCommandTests {
     @Test func doctorReportsADamagedDeviceFileAndAConflictingCopy() throws {
         let daemon = try CofferdFixture()
         try daemon.grant(try #require(Executables.inPath("secret-tool")))
-        let shared = daemon.root + "/shared"
-        let other = daemon.root + "/other-machine"
-        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
-        try daemon.expect(0, ["--data-dir", daemon.daemonDataDir, "sync", "enable", shared, "--collection", "login", "--password-stdin"],
-                          stdin: Self.password + "\n")
-        let folder = shared + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first))
-        // The other machine: its own collection and password, joined with the sync password.
-        try daemon.expect(0, ["--data-dir", other, "create-collection", "work", "--password-stdin"], stdin: "other pw\nother pw\n")
-        try daemon.expect(0, ["--data-dir", other, "sync", "join", folder, "--collection", "work", "--password-stdin"],
-                          stdin: "other pw\n\(Self.password)\n")
+        let (shared, folder, other) = try Self.syncWithAnotherMachine(daemon)
         try daemon.expect(0, ["--data-dir", other, "add", "--collection", "work", "--service", "from-other", "--password-stdin"],
                           stdin: "other pw\nsecret")
         try daemon.expect(0, ["--data-dir", other, "sync", "now", "--collection", "work", "--password-stdin"], stdin: "other pw\n")
@@ -51,15 +42,7 @@ struct SyncCommandTests {
     @Test func aMissingFolderStopsSyncingNotLocalWritesAndSyncingResumes() throws {
         let daemon = try CofferdFixture()
         try daemon.grant(try #require(Executables.inPath("secret-tool")))
-        let shared = daemon.root + "/shared"
-        let other = daemon.root + "/other-machine"
-        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
-        try daemon.expect(0, ["--data-dir", daemon.daemonDataDir, "sync", "enable", shared, "--collection", "login", "--password-stdin"],
-                          stdin: Self.password + "\n")
-        let folder = shared + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first))
-        try daemon.expect(0, ["--data-dir", other, "create-collection", "work", "--password-stdin"], stdin: "other pw\nother pw\n")
-        try daemon.expect(0, ["--data-dir", other, "sync", "join", folder, "--collection", "work", "--password-stdin"],
-                          stdin: "other pw\n\(Self.password)\n")
+        let (shared, _, other) = try Self.syncWithAnotherMachine(daemon)
 
         // The shared folder goes away (unmounted, moved): local writes go on, doctor says why
         // syncing stopped.
@@ -82,6 +65,21 @@ struct SyncCommandTests {
             return found?.stdout == "kept\n" || found?.stdout == "kept"
         })
         #expect(try Self.syncFindings(daemon).allSatisfy { $0.status == "ok" })
+    }
+
+    /// The daemon's `login` synced through `<root>/shared`, joined by another machine's store
+    /// (`<root>/other-machine`, its collection `work` with its own password "other pw").
+    static func syncWithAnotherMachine(_ daemon: CofferdFixture) throws -> (shared: String, folder: String, other: String) {
+        let shared = daemon.root + "/shared"
+        let other = daemon.root + "/other-machine"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        try daemon.expect(0, ["--data-dir", daemon.daemonDataDir, "sync", "enable", shared, "--collection", "login", "--password-stdin"],
+                          stdin: password + "\n")
+        let folder = shared + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first))
+        try daemon.expect(0, ["--data-dir", other, "create-collection", "work", "--password-stdin"], stdin: "other pw\nother pw\n")
+        try daemon.expect(0, ["--data-dir", other, "sync", "join", folder, "--collection", "work", "--password-stdin"],
+                          stdin: "other pw\n\(password)\n")
+        return (shared, folder, other)
     }
 
     /// `coffer doctor --json`'s findings of the sync check.
